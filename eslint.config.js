@@ -1,0 +1,33 @@
+// @ts-check
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  { ignores: ["**/node_modules/**", "**/dist/**", "coverage/**", ".matoolkit/**"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ["**/*.ts"],
+    rules: {
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/consistent-type-imports": "error",
+      // Libraries never read the environment: only entry points (main.ts, CLIs, scripts, tests) may.
+      "no-restricted-properties": [
+        "error",
+        { object: "process", property: "env", message: "Only entry points read process.env; pass config in." },
+      ],
+    },
+  },
+  {
+    files: [
+      "services/*/src/main.ts",
+      "services/*/src/*-cli.ts",
+      "scripts/**",
+      "bench/**",
+      "libs/testing/**",
+      "**/*.test.ts",
+      "vitest.config.ts",
+    ],
+    rules: { "no-restricted-properties": "off" },
+  },
+);

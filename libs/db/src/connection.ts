@@ -1,0 +1,26 @@
+import { Kysely, PostgresDialect } from "kysely";
+import pg from "pg";
+import type { Database } from "./schema.ts";
+
+// INT8 (count(*), bigint ids) as JS numbers: our counts and ids stay far below 2^53.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+
+export interface DatabaseOptions {
+  readonly connectionString: string;
+  /** Pool size; each service process holds one pool. */
+  readonly maxConnections?: number;
+  readonly applicationName?: string;
+}
+
+export type Db = Kysely<Database>;
+
+export function createDb(options: DatabaseOptions): Db {
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.maxConnections ?? 10,
+    application_name: options.applicationName ?? "matoolkit",
+  });
+  // An idle client losing its connection must not crash the process; the next query reconnects.
+  pool.on("error", () => {});
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}

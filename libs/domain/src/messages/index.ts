@@ -1,0 +1,3 @@
+export * from "./orchestrator-events.ts";
+export * from "./topics.ts";
+export * from "./worker-messages.ts";

@@ -1,0 +1,65 @@
+import { z } from "zod";
+
+/**
+ * Messages on the `orchestrator-events` topic, in the exact wire format of 000 "Message Types":
+ * PascalCase JSON bodies, the type carried in the `MessageType` application property (not in the
+ * body), so the existing PowerShell cloud worker and the .NET tools interoperate unchanged.
+ * Unknown body fields are tolerated (older senders add some, see 001) but never required.
+ */
+const id = z.number().int().positive();
+
+export const batchInitMessageSchema = z.object({
+  BatchId: id,
+  RunbookName: z.string().min(1),
+  RunbookVersion: z.number().int().positive(),
+});
+export type BatchInitMessage = z.infer<typeof batchInitMessageSchema>;
+
+export const phaseDueMessageSchema = z.object({
+  BatchId: id,
+  RunbookName: z.string().min(1),
+  RunbookVersion: z.number().int().positive(),
+  PhaseName: z.string().min(1),
+  PhaseExecutionId: id,
+});
+export type PhaseDueMessage = z.infer<typeof phaseDueMessageSchema>;
+
+export const memberAddedMessageSchema = z.object({
+  BatchId: id,
+  MemberKey: z.string().min(1),
+  BatchMemberId: id,
+});
+export type MemberAddedMessage = z.infer<typeof memberAddedMessageSchema>;
+
+export const memberRemovedMessageSchema = memberAddedMessageSchema;
+export type MemberRemovedMessage = z.infer<typeof memberRemovedMessageSchema>;
+
+export const pollCheckMessageSchema = z.object({
+  StepExecutionId: id,
+  IsInitStep: z.boolean(),
+});
+export type PollCheckMessage = z.infer<typeof pollCheckMessageSchema>;
+
+export const retryCheckMessageSchema = pollCheckMessageSchema;
+export type RetryCheckMessage = z.infer<typeof retryCheckMessageSchema>;
+
+export const orchestratorEventSchemas = {
+  "batch-init": batchInitMessageSchema,
+  "phase-due": phaseDueMessageSchema,
+  "member-added": memberAddedMessageSchema,
+  "member-removed": memberRemovedMessageSchema,
+  "poll-check": pollCheckMessageSchema,
+  "retry-check": retryCheckMessageSchema,
+} as const;
+
+export type OrchestratorEventType = keyof typeof orchestratorEventSchemas;
+export const orchestratorEventTypes = Object.keys(orchestratorEventSchemas) as OrchestratorEventType[];
+
+/** A decoded orchestrator event: the `MessageType` property joined to its typed body. */
+export type OrchestratorEvent = {
+  [T in OrchestratorEventType]: { readonly type: T; readonly body: z.infer<(typeof orchestratorEventSchemas)[T]> };
+}[OrchestratorEventType];
+
+export function isOrchestratorEventType(value: string | undefined): value is OrchestratorEventType {
+  return value !== undefined && Object.hasOwn(orchestratorEventSchemas, value);
+}

@@ -1,0 +1,43 @@
+import { z } from "zod";
+
+/** 000 "Message Types" 7 and 8: the orchestrator ↔ worker contract, byte-compatible with ps-cloud-worker. */
+export const correlationDataSchema = z.object({
+  StepExecutionId: z.number().int().positive(),
+  IsInitStep: z.boolean(),
+  RunbookName: z.string().min(1),
+  RunbookVersion: z.number().int().positive(),
+});
+export type CorrelationData = z.infer<typeof correlationDataSchema>;
+
+export const workerJobMessageSchema = z.object({
+  JobId: z.string().min(1),
+  BatchId: z.number().int().positive(),
+  WorkerId: z.string().min(1),
+  FunctionName: z.string().min(1),
+  Parameters: z.record(z.string(), z.unknown()),
+  CorrelationData: correlationDataSchema,
+});
+export type WorkerJobMessage = z.infer<typeof workerJobMessageSchema>;
+
+export const workerErrorSchema = z.object({
+  Message: z.string(),
+  Type: z.string().nullable().optional(),
+  IsThrottled: z.boolean().optional().default(false),
+  Attempts: z.number().int().nonnegative().optional().default(1),
+});
+export type WorkerError = z.infer<typeof workerErrorSchema>;
+
+export const workerResultStatuses = ["Success", "Failure"] as const;
+
+export const workerResultMessageSchema = z.object({
+  JobId: z.string().min(1),
+  Status: z.enum(workerResultStatuses),
+  /** How the worker typed Result: Object, Boolean, String, Number, Null… (informational). */
+  ResultType: z.string().nullable().optional(),
+  Result: z.unknown().optional(),
+  Error: workerErrorSchema.nullable().optional(),
+  DurationMs: z.number().nonnegative().optional(),
+  Timestamp: z.string().optional(),
+  CorrelationData: correlationDataSchema,
+});
+export type WorkerResultMessage = z.infer<typeof workerResultMessageSchema>;

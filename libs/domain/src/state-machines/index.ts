@@ -1,0 +1,2 @@
+export * from "./define-machine.ts";
+export * from "./machines.ts";

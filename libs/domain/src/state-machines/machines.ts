@@ -1,0 +1,85 @@
+import { defineMachine } from "./define-machine.ts";
+
+/** 000 "State Machines" → Batch Status. Manual and automated batches share one machine. */
+export const batchMachine = defineMachine({
+  entity: "batch",
+  initial: "detected",
+  states: ["detected", "init_dispatched", "active", "completed", "failed"],
+  terminal: ["completed", "failed"],
+  transitions: {
+    dispatch_init: { from: ["detected"], to: "init_dispatched", description: "init steps sent to the orchestrator" },
+    activate: {
+      from: ["detected", "init_dispatched"],
+      to: "active",
+      description: "init complete, or the runbook has no init",
+    },
+    complete: { from: ["active"], to: "completed", description: "all phases terminal, at least one completed" },
+    fail: {
+      from: ["detected", "init_dispatched", "active"],
+      to: "failed",
+      description: "an init step failed, or every phase failed",
+    },
+  },
+});
+export type BatchStatus = (typeof batchMachine.states)[number];
+export type BatchEvent = keyof typeof batchMachine.transitions;
+
+/** 000 "State Machines" → Member Status. */
+export const memberMachine = defineMachine({
+  entity: "member",
+  initial: "active",
+  states: ["active", "removed", "failed"],
+  terminal: ["removed", "failed"],
+  transitions: {
+    remove: { from: ["active"], to: "removed", description: "no longer in the data source results" },
+    fail: { from: ["active"], to: "failed", description: "a step failure isolated this member" },
+  },
+});
+export type MemberStatus = (typeof memberMachine.states)[number];
+export type MemberEvent = keyof typeof memberMachine.transitions;
+
+/** 000 "State Machines" → Phase Execution Status. */
+export const phaseMachine = defineMachine({
+  entity: "phase",
+  initial: "pending",
+  states: ["pending", "dispatched", "completed", "failed", "skipped", "superseded"],
+  terminal: ["completed", "failed", "skipped", "superseded"],
+  transitions: {
+    dispatch: { from: ["pending"], to: "dispatched", description: "phase fell due (or was advanced)" },
+    complete: { from: ["dispatched"], to: "completed", description: "all steps terminal, at least one member succeeded" },
+    fail: { from: ["dispatched"], to: "failed", description: "all steps terminal, no member succeeded" },
+    skip: { from: ["pending"], to: "skipped", description: "overdue_behavior = ignore" },
+    supersede: { from: ["pending"], to: "superseded", description: "replaced by a new runbook version" },
+  },
+});
+export type PhaseStatus = (typeof phaseMachine.states)[number];
+export type PhaseEvent = keyof typeof phaseMachine.transitions;
+
+/**
+ * 000 "State Machines" → Step/Init Execution Status; step_executions and init_executions share it.
+ * A poll re-dispatch keeps the step in `polling` (001 "leave status as polling"), so it is not an
+ * event here: only the poll bookkeeping columns change.
+ */
+export const executionMachine = defineMachine({
+  entity: "execution",
+  initial: "pending",
+  states: ["pending", "dispatched", "succeeded", "failed", "polling", "poll_timeout", "cancelled"],
+  terminal: ["succeeded", "failed", "poll_timeout", "cancelled"],
+  transitions: {
+    dispatch: { from: ["pending"], to: "dispatched", description: "job sent to a worker" },
+    succeed: { from: ["dispatched", "polling"], to: "succeeded", description: "worker returned success" },
+    fail: { from: ["dispatched", "polling"], to: "failed", description: "worker returned an error" },
+    start_polling: { from: ["dispatched"], to: "polling", description: "worker returned {complete: false}" },
+    time_out_polling: { from: ["polling"], to: "poll_timeout", description: "poll.timeout elapsed" },
+    retry: { from: ["failed", "poll_timeout"], to: "pending", description: "retries left: scheduled retry-check" },
+    cancel: {
+      from: ["pending", "dispatched", "polling"],
+      to: "cancelled",
+      description: "member removed or failed, or batch cancelled",
+    },
+  },
+});
+export type ExecutionStatus = (typeof executionMachine.states)[number];
+export type ExecutionEvent = keyof typeof executionMachine.transitions;
+
+export const allMachines = [batchMachine, memberMachine, phaseMachine, executionMachine] as const;

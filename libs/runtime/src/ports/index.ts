@@ -1,0 +1,3 @@
+export * from "./idempotency-store.ts";
+export * from "./message-bus.ts";
+export * from "./timers.ts";

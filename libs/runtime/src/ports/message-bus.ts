@@ -1,0 +1,66 @@
+import type { Topic } from "@matoolkit/domain";
+
+/**
+ * Publish/subscribe port. Shaped after what Azure Service Bus (000) and Dapr pub/sub both give:
+ * topics, named subscriptions with equality filters on application properties, scheduled
+ * delivery, duplicate detection on the message id, at-least-once delivery with a bounded number
+ * of attempts, then a dead-letter queue. Services depend on this interface only; the embedded
+ * (pg-boss on PostgreSQL) and Dapr adapters implement it.
+ */
+export interface OutgoingMessage {
+  /** Stable id: a second publish of the same id within the dedupe window is dropped. */
+  readonly id: string;
+  readonly topic: Topic;
+  /** JSON body, already in wire format (PascalCase). */
+  readonly body: unknown;
+  /** Application properties (MessageType, WorkerId) used for routing and filters. */
+  readonly properties: Readonly<Record<string, string>>;
+  /** Delayed delivery (Service Bus ScheduledEnqueueTime); absent = now. */
+  readonly deliverAt?: Date;
+}
+
+export interface Delivery {
+  readonly id: string;
+  readonly topic: Topic;
+  readonly body: unknown;
+  readonly properties: Readonly<Record<string, string>>;
+  /** 1 on first delivery; a handler that throws gets the message again until the limit. */
+  readonly deliveryCount: number;
+}
+
+export interface Subscription {
+  readonly topic: Topic;
+  /** Subscription name, e.g. `orchestrator` or `worker-worker-01`. */
+  readonly name: string;
+  /** Equality filter on application properties (000: SQL filter `WorkerId = '…'`). */
+  readonly filter?: Readonly<Record<string, string>>;
+  /** Messages handled at once by this process for this subscription. */
+  readonly concurrency?: number;
+}
+
+/** Throwing from a handler means "not processed": the message is redelivered, then dead-lettered. */
+export type DeliveryHandler = (delivery: Delivery) => Promise<void>;
+
+export interface DeadLetter {
+  readonly id: string;
+  readonly topic: Topic;
+  readonly subscription: string;
+  readonly body: unknown;
+  readonly properties: Readonly<Record<string, string>>;
+  readonly deliveryCount: number;
+  /** Sanitized error of the last failed delivery. */
+  readonly error: string;
+  readonly deadLetteredAt: Date;
+}
+
+export interface MessageBus {
+  publish(message: OutgoingMessage): Promise<void>;
+  subscribe(subscription: Subscription, handler: DeliveryHandler): Promise<void>;
+  deadLetters(subscription: Pick<Subscription, "topic" | "name">): Promise<DeadLetter[]>;
+  stop(): Promise<void>;
+}
+
+/** 000: orchestrator subscriptions have max delivery count 10; after that, dead-letter. */
+export const MAX_DELIVERY_ATTEMPTS = 10;
+/** 000: duplicate detection window on every topic. */
+export const DEFAULT_DEDUPE_WINDOW_SECONDS = 600;
