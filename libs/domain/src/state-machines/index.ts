@@ -1,2 +1,3 @@
 export * from "./define-machine.ts";
 export * from "./machines.ts";
+export * from "./mermaid.ts";

@@ -68,7 +68,12 @@ export const executionMachine = defineMachine({
   transitions: {
     dispatch: { from: ["pending"], to: "dispatched", description: "job sent to a worker" },
     succeed: { from: ["dispatched", "polling"], to: "succeeded", description: "worker returned success" },
-    fail: { from: ["dispatched", "polling"], to: "failed", description: "worker returned an error" },
+    fail: {
+      // From pending too: a step whose templates cannot be resolved fails instead of dispatching.
+      from: ["pending", "dispatched", "polling"],
+      to: "failed",
+      description: "worker returned an error, or templates could not be resolved",
+    },
     start_polling: { from: ["dispatched"], to: "polling", description: "worker returned {complete: false}" },
     time_out_polling: { from: ["polling"], to: "poll_timeout", description: "poll.timeout elapsed" },
     retry: { from: ["failed", "poll_timeout"], to: "pending", description: "retries left: scheduled retry-check" },

@@ -1,0 +1,128 @@
+import { batchMachine, type BatchEvent, type BatchStatus } from "@matoolkit/domain";
+import { sql } from "kysely";
+import type { Db } from "./connection.ts";
+import type { Batch, BatchUpdate } from "./batches.table.ts";
+import { camelCaseRows, toColumnNames } from "./camel-case.ts";
+import { applyTransition } from "./transition.ts";
+
+export interface NewBatchInput {
+  readonly runbookId: number;
+  /** Null for manual batches. */
+  readonly batchStartTime: Date | null;
+  readonly isManual: boolean;
+  readonly createdBy: string | null;
+}
+
+/** A batch with the runbook version it runs. */
+export type BatchWithRunbook = Batch & { runbookName: string; runbookVersion: number; yamlContent: string };
+export type BatchListItem = Batch & { runbookName: string; runbookVersion: number };
+
+export interface ListBatchesFilter {
+  readonly runbookName?: string;
+  readonly status?: BatchStatus;
+  readonly limit: number;
+  readonly offset: number;
+}
+
+/** Creates a batch in `detected` and its 'created' event, in one statement. */
+export async function insertBatch(db: Db, input: NewBatchInput): Promise<Batch> {
+  const result = await sql<Record<string, unknown>>`
+    WITH inserted AS (
+      INSERT INTO batches (runbook_id, batch_start_time, is_manual, created_by)
+      VALUES (${input.runbookId}, ${input.batchStartTime}, ${input.isManual}, ${input.createdBy})
+      RETURNING *
+    ), logged AS (
+      INSERT INTO events (batch_id, entity, entity_id, from_status, to_status, reason)
+      SELECT id, 'batch', id, NULL, status, 'created' FROM inserted
+    )
+    SELECT * FROM inserted
+  `.execute(db);
+  const [batch] = camelCaseRows<Batch>(result.rows);
+  if (batch === undefined) throw new Error("insert into batches returned no row");
+  return batch;
+}
+
+export async function getBatch(db: Db, id: number): Promise<Batch | undefined> {
+  return db.selectFrom("batches").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+export async function getBatchWithRunbook(db: Db, id: number): Promise<BatchWithRunbook | undefined> {
+  return db
+    .selectFrom("batches")
+    .innerJoin("runbooks", "runbooks.id", "batches.runbookId")
+    .selectAll("batches")
+    .select(["runbooks.name as runbookName", "runbooks.version as runbookVersion", "runbooks.yamlContent"])
+    .where("batches.id", "=", id)
+    .executeTakeFirst();
+}
+
+/** Newest first. */
+export async function listBatches(db: Db, filter: ListBatchesFilter): Promise<BatchListItem[]> {
+  let query = db
+    .selectFrom("batches")
+    .innerJoin("runbooks", "runbooks.id", "batches.runbookId")
+    .selectAll("batches")
+    .select(["runbooks.name as runbookName", "runbooks.version as runbookVersion"]);
+  if (filter.runbookName !== undefined) query = query.where("runbooks.name", "=", filter.runbookName);
+  if (filter.status !== undefined) query = query.where("batches.status", "=", filter.status);
+  return query.orderBy("batches.id", "desc").limit(filter.limit).offset(filter.offset).execute();
+}
+
+export interface BatchTransitionOptions {
+  readonly reason?: string;
+  /** Overrides of the columns the event sets by default (e.g. initDispatchedAt from a clock). */
+  readonly set?: Pick<BatchUpdate, "initDispatchedAt" | "currentPhase">;
+}
+
+/** Applies `event` if the batch is in one of its source states; undefined when it is not. */
+export async function transitionBatch(
+  db: Db,
+  id: number,
+  event: BatchEvent,
+  options: BatchTransitionOptions = {},
+): Promise<Batch | undefined> {
+  const { from, to } = batchMachine.transitions[event];
+  const [row] = await applyTransition<Batch>(
+    db,
+    {
+      table: "batches",
+      entity: "batch",
+      batchIdColumn: "id",
+      from,
+      to,
+      set: { ...defaultColumns(event), ...toColumnNames(options.set ?? {}) },
+      reason: options.reason,
+    },
+    sql`id = ${id}`,
+  );
+  return row;
+}
+
+function defaultColumns(event: BatchEvent): Record<string, unknown> {
+  switch (event) {
+    case "dispatch_init":
+      return { init_dispatched_at: sql`now()` };
+    case "activate":
+    case "complete":
+    case "fail":
+      return {};
+    default: {
+      const unreachable: never = event;
+      throw new Error(`unknown batch event ${String(unreachable)}`);
+    }
+  }
+}
+
+/** Manual batches: the phase an admin advanced to. Not a status change. */
+export async function setCurrentPhase(
+  db: Db,
+  id: number,
+  phaseName: string | null,
+): Promise<Batch | undefined> {
+  return db
+    .updateTable("batches")
+    .set({ currentPhase: phaseName })
+    .where("id", "=", id)
+    .returningAll()
+    .executeTakeFirst();
+}

@@ -1,0 +1,21 @@
+import type { BatchStatus } from "@matoolkit/domain";
+import type { Insertable, Selectable, Updateable, GeneratedAlways } from "kysely";
+import type { CreatedAt, NullableTimestamp, StatusColumn } from "./column-types.ts";
+
+export interface BatchesTable {
+  id: GeneratedAlways<number>;
+  runbookId: number;
+  /** Reference time for phase offsets; null for manual batches. */
+  batchStartTime: NullableTimestamp;
+  status: StatusColumn<BatchStatus>;
+  detectedAt: CreatedAt;
+  initDispatchedAt: NullableTimestamp;
+  isManual: boolean;
+  createdBy: string | null;
+  /** Manual batches: the phase being advanced. */
+  currentPhase: string | null;
+}
+
+export type Batch = Selectable<BatchesTable>;
+export type NewBatch = Insertable<BatchesTable>;
+export type BatchUpdate = Updateable<BatchesTable>;

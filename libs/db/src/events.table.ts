@@ -1,0 +1,22 @@
+import type { Insertable, Selectable, GeneratedAlways } from "kysely";
+import type { CreatedAt } from "./column-types.ts";
+
+/** The kinds of rows whose status changes are recorded. */
+export type EventEntity = "batch" | "member" | "phase" | "step" | "init";
+
+/** Append-only audit timeline: one row per status change, written in the same statement. */
+export interface EventsTable {
+  id: GeneratedAlways<number>;
+  batchId: number | null;
+  entity: EventEntity;
+  entityId: number;
+  /** Null when the row was created. */
+  fromStatus: string | null;
+  toStatus: string;
+  /** Short, sanitised reason (a reason code or a few words); never secrets or member PII. */
+  reason: string | null;
+  at: CreatedAt;
+}
+
+export type StatusEvent = Selectable<EventsTable>;
+export type NewStatusEvent = Insertable<EventsTable>;

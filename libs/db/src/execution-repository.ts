@@ -1,0 +1,149 @@
+import { executionMachine, type ExecutionEvent } from "@matoolkit/domain";
+import { sql, type RawBuilder, type Updateable } from "kysely";
+import { camelCaseRows, toColumnNames } from "./camel-case.ts";
+import type { Db } from "./connection.ts";
+import type { ExecutionColumns } from "./execution-columns.ts";
+import { jsonb } from "./json.ts";
+import { applyTransition } from "./transition.ts";
+
+/** Columns a transition may set besides status (defaults per event below; these override them). */
+export type ExecutionSet = Pick<
+  Updateable<ExecutionColumns>,
+  | "jobId"
+  | "dispatchedAt"
+  | "functionName"
+  | "paramsJson"
+  | "paramsResolved"
+  | "resultJson"
+  | "errorMessage"
+  | "errorCode"
+  | "completedAt"
+  | "pollStartedAt"
+  | "lastPolledAt"
+  | "pollCount"
+  | "retryCount"
+  | "retryAfter"
+>;
+
+export interface ExecutionTransitionOptions {
+  readonly reason?: string;
+  readonly set?: ExecutionSet;
+}
+
+export interface PollDispatch {
+  readonly jobId: string;
+  readonly lastPolledAt: Date;
+}
+
+/**
+ * The operations step_executions and init_executions share; both follow executionMachine and have
+ * the same execution columns, so one implementation serves both tables.
+ */
+export interface ExecutionRepository<Row> {
+  get(db: Db, id: number): Promise<Row | undefined>;
+  transition(
+    db: Db,
+    id: number,
+    event: ExecutionEvent,
+    options?: ExecutionTransitionOptions,
+  ): Promise<Row | undefined>;
+  /** Applies `event` to every row matching `where` that is in a source state; returns those rows. */
+  transitionWhere(
+    db: Db,
+    where: RawBuilder<unknown>,
+    event: ExecutionEvent,
+    options?: ExecutionTransitionOptions,
+  ): Promise<Row[]>;
+  /** A poll re-dispatch: new job id, one more poll; only while still polling (not a status change). */
+  recordPollDispatch(db: Db, id: number, dispatch: PollDispatch): Promise<Row | undefined>;
+  /** Polling rows whose next poll is due: last_polled_at + poll_interval_sec <= now. */
+  listPollingDue(db: Db, now: Date): Promise<Row[]>;
+}
+
+export function createExecutionRepository<Row>(config: {
+  readonly table: "step_executions" | "init_executions";
+  readonly entity: "step" | "init";
+}): ExecutionRepository<Row> {
+  const table = sql.table(config.table);
+
+  const transitionWhere: ExecutionRepository<Row>["transitionWhere"] = async (
+    db,
+    where,
+    event,
+    options = {},
+  ) => {
+    const { from, to } = executionMachine.transitions[event];
+    const { resultJson, paramsJson, ...plainSet } = options.set ?? {};
+    const set = {
+      ...defaultColumns(event),
+      ...toColumnNames(plainSet),
+      ...(resultJson === undefined ? {} : { result_json: jsonb(resultJson) }),
+      ...(paramsJson === undefined ? {} : { params_json: jsonb(paramsJson) }),
+    };
+    return applyTransition<Row>(
+      db,
+      {
+        table: config.table,
+        entity: config.entity,
+        batchIdColumn: "batch_id",
+        from,
+        to,
+        set,
+        reason: options.reason,
+      },
+      where,
+    );
+  };
+
+  return {
+    async get(db, id) {
+      const result = await sql<Record<string, unknown>>`SELECT * FROM ${table} WHERE id = ${id}`.execute(db);
+      return camelCaseRows<Row>(result.rows)[0];
+    },
+    transitionWhere,
+    async transition(db, id, event, options) {
+      const [row] = await transitionWhere(db, sql`id = ${id}`, event, options);
+      return row;
+    },
+    async recordPollDispatch(db, id, dispatch) {
+      const result = await sql<Record<string, unknown>>`
+        UPDATE ${table}
+        SET job_id = ${dispatch.jobId}, last_polled_at = ${dispatch.lastPolledAt}, poll_count = poll_count + 1
+        WHERE id = ${id} AND status = 'polling'
+        RETURNING *
+      `.execute(db);
+      return camelCaseRows<Row>(result.rows)[0];
+    },
+    async listPollingDue(db, now) {
+      const result = await sql<Record<string, unknown>>`
+        SELECT * FROM ${table}
+        WHERE status = 'polling'
+          AND last_polled_at + make_interval(secs => poll_interval_sec) <= ${now}
+        ORDER BY id
+      `.execute(db);
+      return camelCaseRows<Row>(result.rows);
+    },
+  };
+}
+
+/** What each event records besides the status; `target` is the row being updated. */
+function defaultColumns(event: ExecutionEvent): Record<string, unknown> {
+  switch (event) {
+    case "dispatch":
+      return { dispatched_at: sql`now()` };
+    case "start_polling":
+      return { poll_started_at: sql`now()`, last_polled_at: sql`now()` };
+    case "succeed":
+    case "fail":
+    case "time_out_polling":
+    case "cancel":
+      return { completed_at: sql`now()` };
+    case "retry":
+      // 000 "Retry Protocol": SetRetryPendingAsync increments retry_count, clears job_id and completed_at.
+      return { retry_count: sql`target.retry_count + 1`, job_id: null, completed_at: null };
+    default: {
+      const unreachable: never = event;
+      throw new Error(`unknown execution event ${String(unreachable)}`);
+    }
+  }
+}

@@ -1,0 +1,71 @@
+import type { ExecutionEvent } from "@matoolkit/domain";
+import type { Db } from "./connection.ts";
+import {
+  createExecutionRepository,
+  type ExecutionTransitionOptions,
+  type PollDispatch,
+} from "./execution-repository.ts";
+import type { InitExecution, NewInitExecution } from "./inits.table.ts";
+import { jsonb } from "./json.ts";
+
+const inits = createExecutionRepository<InitExecution>({
+  table: "init_executions",
+  entity: "init",
+});
+
+/**
+ * Creates pending init steps; one that already exists for (batch, runbook version, step index) is
+ * skipped. Returns how many rows were actually inserted.
+ */
+export async function insertInits(db: Db, rows: readonly NewInitExecution[]): Promise<number> {
+  if (rows.length === 0) return 0;
+  const result = await db
+    .insertInto("initExecutions")
+    .values(
+      rows.map((row) => ({
+        ...row,
+        paramsJson: jsonb(row.paramsJson ?? {}),
+        resultJson: row.resultJson === undefined ? undefined : jsonb(row.resultJson),
+      })),
+    )
+    .onConflict((conflict) => conflict.columns(["batchId", "runbookVersion", "stepIndex"]).doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0n);
+}
+
+export function getInit(db: Db, id: number): Promise<InitExecution | undefined> {
+  return inits.get(db, id);
+}
+
+/** Ordered by runbook version, then step index; only `runbookVersion`'s steps when given. */
+export async function listInitsByBatch(
+  db: Db,
+  batchId: number,
+  runbookVersion?: number,
+): Promise<InitExecution[]> {
+  let query = db.selectFrom("initExecutions").selectAll().where("batchId", "=", batchId);
+  if (runbookVersion !== undefined) query = query.where("runbookVersion", "=", runbookVersion);
+  return query.orderBy("runbookVersion").orderBy("stepIndex").execute();
+}
+
+/** Applies `event` if the init step is in one of its source states; undefined when another writer won. */
+export function transitionInit(
+  db: Db,
+  id: number,
+  event: ExecutionEvent,
+  options?: ExecutionTransitionOptions,
+): Promise<InitExecution | undefined> {
+  return inits.transition(db, id, event, options);
+}
+
+export function recordInitPollDispatch(
+  db: Db,
+  id: number,
+  dispatch: PollDispatch,
+): Promise<InitExecution | undefined> {
+  return inits.recordPollDispatch(db, id, dispatch);
+}
+
+export function listPollingInitsDue(db: Db, now: Date): Promise<InitExecution[]> {
+  return inits.listPollingDue(db, now);
+}

@@ -1,0 +1,92 @@
+import { memberMachine, type MemberEvent } from "@matoolkit/domain";
+import { sql } from "kysely";
+import type { JsonObject } from "./column-types.ts";
+import type { Db } from "./connection.ts";
+import { jsonb } from "./json.ts";
+import type { BatchMember } from "./members.table.ts";
+import { applyTransition } from "./transition.ts";
+
+export interface NewMemberInput {
+  readonly memberKey: string;
+  readonly data: JsonObject;
+}
+
+/**
+ * Adds members as `active`. A key already active in the batch is skipped (two scheduler ticks may
+ * race), so the result holds only the rows actually inserted.
+ */
+export async function insertMembers(
+  db: Db,
+  batchId: number,
+  members: readonly NewMemberInput[],
+): Promise<BatchMember[]> {
+  if (members.length === 0) return [];
+  return db
+    .insertInto("batchMembers")
+    .values(members.map((member) => ({ batchId, memberKey: member.memberKey, dataJson: jsonb(member.data) })))
+    .onConflict((conflict) =>
+      conflict.columns(["batchId", "memberKey"]).where("status", "=", "active").doNothing(),
+    )
+    .returningAll()
+    .execute();
+}
+
+export async function getMember(db: Db, id: number): Promise<BatchMember | undefined> {
+  return db.selectFrom("batchMembers").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+/** In insertion order. */
+export async function listMembers(db: Db, batchId: number): Promise<BatchMember[]> {
+  return db.selectFrom("batchMembers").selectAll().where("batchId", "=", batchId).orderBy("id").execute();
+}
+
+/** Applies `event` if the member is still active; undefined when it is not (idempotent failure). */
+export async function transitionMember(
+  db: Db,
+  id: number,
+  event: MemberEvent,
+  options: { readonly reason?: string } = {},
+): Promise<BatchMember | undefined> {
+  const { from, to } = memberMachine.transitions[event];
+  const [row] = await applyTransition<BatchMember>(
+    db,
+    {
+      table: "batch_members",
+      entity: "member",
+      batchIdColumn: "batch_id",
+      from,
+      to,
+      set: defaultColumns(event),
+      reason: options.reason,
+    },
+    sql`id = ${id}`,
+  );
+  return row;
+}
+
+function defaultColumns(event: MemberEvent): Record<string, unknown> {
+  switch (event) {
+    case "remove":
+      return { removed_at: sql`now()` };
+    case "fail":
+      return { failed_at: sql`now()` };
+    default: {
+      const unreachable: never = event;
+      throw new Error(`unknown member event ${String(unreachable)}`);
+    }
+  }
+}
+
+/** Adds a step's output params to the member's worker data; later keys win (jsonb `||`). */
+export async function mergeWorkerData(
+  db: Db,
+  memberId: number,
+  data: JsonObject,
+): Promise<BatchMember | undefined> {
+  return db
+    .updateTable("batchMembers")
+    .set({ workerDataJson: sql<JsonObject>`worker_data_json || ${jsonb(data)}` })
+    .where("id", "=", memberId)
+    .returningAll()
+    .executeTakeFirst();
+}

@@ -1,0 +1,66 @@
+import { sql } from "kysely";
+import type { JsonObject } from "./column-types.ts";
+import type { Db } from "./connection.ts";
+import { jsonb } from "./json.ts";
+import type { OutboxRow } from "./outbox.table.ts";
+
+/** The NOTIFY channel a relay LISTENs on to publish new outbox rows without waiting for its poll. */
+export const OUTBOX_CHANNEL = "matoolkit_outbox";
+
+export interface OutboxMessage {
+  readonly messageId: string;
+  readonly topic: string;
+  readonly properties: JsonObject;
+  readonly body: unknown;
+  /** Scheduled delivery; absent means as soon as possible. */
+  readonly deliverAt?: Date | null;
+}
+
+/**
+ * Queues messages for publishing and wakes the relay, in one statement: written in the caller's
+ * transaction, the rows and the notification both take effect at its commit (or neither does).
+ * Returns the new row ids in order.
+ */
+export async function enqueueOutbox(db: Db, messages: readonly OutboxMessage[]): Promise<number[]> {
+  if (messages.length === 0) return [];
+  const row = await db
+    .with("inserted", (qb) =>
+      qb
+        .insertInto("outbox")
+        .values(
+          messages.map((message) => ({
+            messageId: message.messageId,
+            topic: message.topic,
+            properties: jsonb(message.properties),
+            body: jsonb(message.body),
+            deliverAt: message.deliverAt ?? null,
+          })),
+        )
+        .returning("id"),
+    )
+    .selectFrom("inserted")
+    // Aggregating makes pg_notify run once however many rows were inserted.
+    .select([
+      sql<(string | number)[]>`array_agg(id ORDER BY id)`.as("ids"),
+      sql`pg_notify(${OUTBOX_CHANNEL}, '')`.as("wake"),
+    ])
+    .executeTakeFirstOrThrow();
+  // node-postgres parses a bigint[] as strings (only scalar int8 is parsed as a number, connection.ts).
+  return row.ids.map(Number);
+}
+
+/**
+ * The oldest rows no other transaction has claimed, locked until the caller's transaction ends:
+ * call inside a transaction, publish, then deleteOutbox before committing. Concurrent relays each
+ * get different rows (SKIP LOCKED).
+ */
+export async function claimOutboxBatch(db: Db, limit: number): Promise<OutboxRow[]> {
+  return db.selectFrom("outbox").selectAll().orderBy("id").limit(limit).forUpdate().skipLocked().execute();
+}
+
+/** Returns how many rows were deleted. */
+export async function deleteOutbox(db: Db, ids: readonly number[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  const result = await db.deleteFrom("outbox").where("id", "in", ids).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

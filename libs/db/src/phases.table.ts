@@ -1,0 +1,22 @@
+import type { PhaseStatus } from "@matoolkit/domain";
+import type { Insertable, Selectable, Updateable, GeneratedAlways } from "kysely";
+import type { NullableTimestamp, StatusColumn } from "./column-types.ts";
+
+export interface PhaseExecutionsTable {
+  id: GeneratedAlways<number>;
+  batchId: number;
+  phaseName: string;
+  /** Position of the phase in the runbook's phases list: the order phases run and are listed in. */
+  sequence: number;
+  offsetMinutes: number;
+  /** batch_start_time + offset; null for manual batches (advanced by an admin). */
+  dueAt: NullableTimestamp;
+  runbookVersion: number;
+  status: StatusColumn<PhaseStatus>;
+  dispatchedAt: NullableTimestamp;
+  completedAt: NullableTimestamp;
+}
+
+export type PhaseExecution = Selectable<PhaseExecutionsTable>;
+export type NewPhaseExecution = Insertable<PhaseExecutionsTable>;
+export type PhaseExecutionUpdate = Updateable<PhaseExecutionsTable>;

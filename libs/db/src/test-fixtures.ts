@@ -1,0 +1,72 @@
+import { insertBatch } from "./batches.repository.ts";
+import type { Batch } from "./batches.table.ts";
+import type { Db } from "./connection.ts";
+import { insertMembers } from "./members.repository.ts";
+import type { BatchMember } from "./members.table.ts";
+import { insertPhases } from "./phases.repository.ts";
+import type { PhaseExecution } from "./phases.table.ts";
+import { publishRunbook } from "./runbooks.repository.ts";
+import type { Runbook } from "./runbooks.table.ts";
+import type { NewStepExecution } from "./steps.table.ts";
+
+/** Test support (not exported): a runbook, a batch, members and one phase to hang steps on. */
+export interface SeededBatch {
+  readonly runbook: Runbook;
+  readonly batch: Batch;
+  readonly members: BatchMember[];
+  readonly phase: PhaseExecution;
+}
+
+let counter = 0;
+
+export function uniqueName(prefix: string): string {
+  counter += 1;
+  return `${prefix}-${process.pid}-${counter}`;
+}
+
+export async function seedBatch(db: Db, memberCount = 2): Promise<SeededBatch> {
+  const runbook = await publishRunbook(db, {
+    name: uniqueName("runbook"),
+    yamlContent: "name: test\n",
+    overdueBehavior: "rerun",
+    rerunInit: false,
+  });
+  const batch = await insertBatch(db, {
+    runbookId: runbook.id,
+    batchStartTime: new Date("2030-01-01T00:00:00Z"),
+    isManual: false,
+    createdBy: null,
+  });
+  const members = await insertMembers(
+    db,
+    batch.id,
+    Array.from({ length: memberCount }, (_, index) => ({
+      memberKey: `member-${index}`,
+      data: { Index: index },
+    })),
+  );
+  const [phase] = await insertPhases(db, batch.id, [
+    { phaseName: "migrate", sequence: 0, offsetMinutes: 0, dueAt: null, runbookVersion: runbook.version },
+  ]);
+  if (phase === undefined) throw new Error("phase not created");
+  return { runbook, batch, members, phase };
+}
+
+export function stepRow(
+  seeded: SeededBatch,
+  member: BatchMember,
+  stepIndex: number,
+  overrides: Partial<NewStepExecution> = {},
+): NewStepExecution {
+  return {
+    batchId: seeded.batch.id,
+    phaseExecutionId: seeded.phase.id,
+    batchMemberId: member.id,
+    stepName: `step-${stepIndex}`,
+    stepIndex,
+    workerId: "worker-01",
+    functionName: "Set-Thing",
+    paramsJson: { Identity: "{{Upn}}" },
+    ...overrides,
+  };
+}

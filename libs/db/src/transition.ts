@@ -1,0 +1,75 @@
+import { sql, type RawBuilder } from "kysely";
+import { camelCaseRows } from "./camel-case.ts";
+import type { Db } from "./connection.ts";
+import type { EventEntity } from "./events.table.ts";
+
+/** The tables whose `status` column follows a state machine. */
+export type StatusTable =
+  "batches" | "batch_members" | "phase_executions" | "step_executions" | "init_executions";
+
+export interface GuardedTransition {
+  readonly table: StatusTable;
+  /** events.entity of the rows this changes. */
+  readonly entity: EventEntity;
+  /** Column holding the row's batch id, copied to events.batch_id. */
+  readonly batchIdColumn: "id" | "batch_id";
+  /** The machine's source states for the event: the guard. */
+  readonly from: readonly string[];
+  readonly to: string;
+  /**
+   * Other columns to set, by snake_case name: plain values become bind parameters, `sql` fragments
+   * are inlined (they may refer to the row being updated as `target`, e.g. `target.retry_count + 1`).
+   */
+  readonly set?: Readonly<Record<string, unknown>>;
+  readonly reason?: string | undefined;
+}
+
+/** Events keep a short reason; callers pass reason codes, never free text with PII in it. */
+const MAX_REASON_LENGTH = 200;
+
+/**
+ * Moves every row matching `where` whose status is one of `from` to `to`, and appends one events row
+ * per moved row recording its previous status — all in ONE statement, so the change and its audit
+ * record commit together. The previous status is read with `FOR UPDATE`: a concurrent transition
+ * of the same row waits, then re-checks the guard against the committed status and (having lost)
+ * changes nothing. Returns the moved rows; an empty list means the guard did not hold.
+ *
+ * `where` is a condition on the table's own columns, e.g. sql`id = ${id}`.
+ */
+export async function applyTransition<Row>(
+  db: Db,
+  transition: GuardedTransition,
+  where: RawBuilder<unknown>,
+): Promise<Row[]> {
+  const table = sql.table(transition.table);
+  const fromStates = sql.join(transition.from.map((state) => sql`${state}::text`));
+  const assignments = Object.entries(transition.set ?? {})
+    .filter(([column, value]) => column !== "status" && value !== undefined)
+    .map(([column, value]) => sql`${sql.id(column)} = ${value}`);
+  const setList = sql.join([sql`status = ${transition.to}::text`, ...assignments]);
+  const reason = transition.reason?.slice(0, MAX_REASON_LENGTH) ?? null;
+
+  const result = await sql<Record<string, unknown>>`
+    WITH previous AS (
+      SELECT id, status FROM ${table}
+      WHERE (${where}) AND status IN (${fromStates})
+      ORDER BY id
+      FOR UPDATE
+    ), updated AS (
+      UPDATE ${table} AS target SET ${setList}
+      FROM previous
+      WHERE target.id = previous.id AND target.status IN (${fromStates})
+      RETURNING target.*, previous.status AS previous_status
+    ), logged AS (
+      INSERT INTO events (batch_id, entity, entity_id, from_status, to_status, reason)
+      SELECT ${sql.ref(transition.batchIdColumn)}, ${transition.entity}::text, id, previous_status, status,
+        ${reason}::text
+      FROM updated
+    )
+    SELECT * FROM updated ORDER BY id
+  `.execute(db);
+
+  return camelCaseRows<Row & { previousStatus: string }>(result.rows).map(
+    ({ previousStatus: _previous, ...row }) => row as Row,
+  );
+}

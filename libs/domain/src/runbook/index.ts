@@ -1,0 +1,8 @@
+export * from "./effective-retry.ts";
+export * from "./model.ts";
+export * from "./parse-runbook.ts";
+export type { RunbookProblem } from "./problems.ts";
+export { RunbookValidationError } from "./problems.ts";
+export * from "./time.ts";
+export { runbookYamlSchema } from "./yaml-schema.ts";
+export type { RunbookYaml } from "./yaml-schema.ts";

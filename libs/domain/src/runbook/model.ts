@@ -1,0 +1,70 @@
+/**
+ * The normalized, camelCase runbook the rest of the system works with. Produced only by parseRunbook,
+ * so every value here has already been validated (offsets/durations converted, references checked).
+ */
+export const dataSourceTypes = ["dataverse", "databricks", "postgres", "csv"] as const;
+export type DataSourceType = (typeof dataSourceTypes)[number];
+
+export const multiValuedFormats = ["semicolon_delimited", "comma_delimited", "json_array"] as const;
+export type MultiValuedFormat = (typeof multiValuedFormats)[number];
+
+export interface MultiValuedColumn {
+  name: string;
+  format: MultiValuedFormat;
+}
+
+export interface DataSourceConfig {
+  type: DataSourceType;
+  /** Name of the environment variable holding the connection string/URL (never the secret itself). */
+  connection?: string;
+  warehouseId?: string;
+  query?: string;
+  /** CSV file path (local runs). */
+  path?: string;
+  primaryKey: string;
+  batchTimeColumn?: string;
+  batchTime?: "immediate";
+  multiValuedColumns: MultiValuedColumn[];
+}
+
+export interface RetryConfig {
+  maxRetries: number;
+  intervalSeconds: number;
+}
+
+export interface PollConfig {
+  intervalSeconds: number;
+  timeoutSeconds: number;
+}
+
+export interface StepDefinition {
+  name: string;
+  workerId: string;
+  /** May contain templates (`New-{{ObjectType}}`). */
+  function: string;
+  params: Record<string, unknown>;
+  /** Template variable name → field of the worker's result. */
+  outputParams: Record<string, string>;
+  onFailure?: string;
+  poll?: PollConfig;
+  retry?: RetryConfig;
+  timeoutSeconds?: number;
+}
+
+export interface PhaseDefinition {
+  name: string;
+  offset: string;
+  offsetMinutes: number;
+  steps: StepDefinition[];
+}
+
+export interface RunbookDefinition {
+  name: string;
+  description?: string;
+  dataSource: DataSourceConfig;
+  retry?: RetryConfig;
+  init: StepDefinition[];
+  phases: PhaseDefinition[];
+  onMemberRemoved: StepDefinition[];
+  rollbacks: Record<string, StepDefinition[]>;
+}

@@ -1,0 +1,81 @@
+import type {
+  DataSourceConfig,
+  PhaseDefinition,
+  RetryConfig,
+  RunbookDefinition,
+  StepDefinition,
+} from "./model.ts";
+import { parseDuration, parseOffset } from "./time.ts";
+import type { RunbookYaml, StepYaml } from "./yaml-schema.ts";
+
+/** snake_case YAML → camelCase model. Only called once every check passed, so parsing cannot throw. */
+
+type RetryYaml = NonNullable<RunbookYaml["retry"]>;
+
+function toRetry(retry: RetryYaml): RetryConfig {
+  // `interval` is only optional for `max_retries: 0`, where it is never used.
+  return {
+    maxRetries: retry.max_retries,
+    intervalSeconds: retry.interval ? parseDuration(retry.interval) : 0,
+  };
+}
+
+function toStep(step: StepYaml): StepDefinition {
+  const definition: StepDefinition = {
+    name: step.name,
+    workerId: step.worker_id,
+    function: step.function,
+    params: step.params ?? {},
+    outputParams: step.output_params ?? {},
+  };
+  if (step.on_failure !== undefined) definition.onFailure = step.on_failure;
+  if (step.poll) {
+    definition.poll = {
+      intervalSeconds: parseDuration(step.poll.interval),
+      timeoutSeconds: parseDuration(step.poll.timeout),
+    };
+  }
+  if (step.retry) definition.retry = toRetry(step.retry);
+  if (step.timeout !== undefined) definition.timeoutSeconds = parseDuration(step.timeout);
+  return definition;
+}
+
+function toDataSource(source: RunbookYaml["data_source"]): DataSourceConfig {
+  const config: DataSourceConfig = {
+    type: source.type,
+    primaryKey: source.primary_key,
+    multiValuedColumns: (source.multi_valued_columns ?? []).map(({ name, format }) => ({ name, format })),
+  };
+  if (source.connection !== undefined) config.connection = source.connection;
+  if (source.warehouse_id !== undefined) config.warehouseId = source.warehouse_id;
+  if (source.query !== undefined) config.query = source.query;
+  if (source.path !== undefined) config.path = source.path;
+  if (source.batch_time_column !== undefined) config.batchTimeColumn = source.batch_time_column;
+  if (source.batch_time !== undefined) config.batchTime = source.batch_time;
+  return config;
+}
+
+function toPhase(phase: RunbookYaml["phases"][number]): PhaseDefinition {
+  return {
+    name: phase.name,
+    offset: phase.offset,
+    offsetMinutes: parseOffset(phase.offset),
+    steps: phase.steps.map(toStep),
+  };
+}
+
+export function toRunbookDefinition(runbook: RunbookYaml): RunbookDefinition {
+  const definition: RunbookDefinition = {
+    name: runbook.name,
+    dataSource: toDataSource(runbook.data_source),
+    init: (runbook.init ?? []).map(toStep),
+    phases: runbook.phases.map(toPhase),
+    onMemberRemoved: (runbook.on_member_removed ?? []).map(toStep),
+    rollbacks: Object.fromEntries(
+      Object.entries(runbook.rollbacks ?? {}).map(([name, steps]) => [name, steps.map(toStep)]),
+    ),
+  };
+  if (runbook.description !== undefined) definition.description = runbook.description;
+  if (runbook.retry) definition.retry = toRetry(runbook.retry);
+  return definition;
+}

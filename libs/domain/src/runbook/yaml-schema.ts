@@ -1,0 +1,93 @@
+import { z } from "zod";
+import { dataSourceTypes, multiValuedFormats } from "./model.ts";
+import { InvalidTimeExpressionError, parseDuration, parseOffset } from "./time.ts";
+
+/**
+ * The runbook YAML exactly as authors write it (snake_case). Only shapes, types, enums and formats live
+ * here; rules spanning several fields are in the *-rules.ts files so they are reported even when zod
+ * found other problems (zod skips an object's refinements once the object has any issue).
+ */
+
+/** A mapping that rejects unknown keys, so a typo like `poll_intervl` is never silently ignored. */
+function strictMapping<Shape extends z.ZodRawShape>(shape: Shape) {
+  const allowed = Object.keys(shape).join(", ");
+  // The message becomes the suffix of each "unknown key" problem (see zod-issues.ts).
+  return z.strictObject(shape, {
+    error: (issue) => (issue.code === "unrecognized_keys" ? `allowed keys: ${allowed}` : undefined),
+  });
+}
+
+const nonEmptyText = z.string().min(1, "must not be empty");
+
+function timeText(parse: (text: string) => number) {
+  // A bare number (`timeout: 10`) is almost always a forgotten unit: read it as text so the author
+  // gets the "expected <n><d|h|m|s>" message instead of a type error.
+  const asText = (value: unknown) => (typeof value === "number" ? String(value) : value);
+  return z.preprocess(asText, z.string()).superRefine((text, ctx) => {
+    try {
+      parse(text);
+    } catch (error) {
+      if (!(error instanceof InvalidTimeExpressionError)) throw error;
+      ctx.addIssue({ code: "custom", message: error.message });
+    }
+  });
+}
+
+const offsetText = timeText(parseOffset);
+const durationText = timeText(parseDuration);
+
+export const retryYamlSchema = strictMapping({
+  max_retries: z.number().int().min(0, "max_retries must be an integer >= 0 (0 disables retry)"),
+  // Optional only for `max_retries: 0`; retry-rules.ts requires it otherwise.
+  interval: durationText.optional(),
+});
+
+export const pollYamlSchema = strictMapping({
+  interval: durationText,
+  timeout: durationText,
+});
+
+export const stepYamlSchema = strictMapping({
+  name: nonEmptyText,
+  worker_id: nonEmptyText,
+  function: nonEmptyText,
+  params: z.record(z.string(), z.unknown()).optional(),
+  output_params: z.record(z.string(), z.string()).optional(),
+  on_failure: nonEmptyText.optional(),
+  poll: pollYamlSchema.optional(),
+  retry: retryYamlSchema.optional(),
+  timeout: durationText.optional(),
+});
+export type StepYaml = z.infer<typeof stepYamlSchema>;
+
+export const phaseYamlSchema = strictMapping({
+  name: nonEmptyText,
+  offset: offsetText,
+  steps: z.array(stepYamlSchema).min(1, "a phase needs at least one step"),
+});
+
+export const dataSourceYamlSchema = strictMapping({
+  type: z.enum(dataSourceTypes),
+  connection: nonEmptyText.optional(),
+  warehouse_id: nonEmptyText.optional(),
+  query: nonEmptyText.optional(),
+  path: nonEmptyText.optional(),
+  primary_key: nonEmptyText,
+  batch_time_column: nonEmptyText.optional(),
+  batch_time: z.literal("immediate").optional(),
+  multi_valued_columns: z
+    .array(strictMapping({ name: nonEmptyText, format: z.enum(multiValuedFormats) }))
+    .optional(),
+});
+
+export const runbookYamlSchema = strictMapping({
+  name: nonEmptyText,
+  description: z.string().optional(),
+  data_source: dataSourceYamlSchema,
+  retry: retryYamlSchema.optional(),
+  init: z.array(stepYamlSchema).optional(),
+  phases: z.array(phaseYamlSchema).min(1, "at least one phase is required"),
+  on_member_removed: z.array(stepYamlSchema).optional(),
+  rollbacks: z.record(z.string(), z.array(stepYamlSchema)).optional(),
+});
+export type RunbookYaml = z.infer<typeof runbookYamlSchema>;

@@ -1,0 +1,190 @@
+import { describe, expect, it } from "vitest";
+import type { StateMachine } from "./define-machine.ts";
+import { defineMachine } from "./define-machine.ts";
+import { allMachines, batchMachine, executionMachine, memberMachine, phaseMachine } from "./machines.ts";
+
+/** Every allowed transition as `from --event--> to`, found by asking `next` about every pair. */
+function allowedTransitions<S extends string, E extends string>(machine: StateMachine<S, E>): string[] {
+  const events = Object.keys(machine.transitions) as E[];
+  return machine.states.flatMap((from) =>
+    events.flatMap((event) => {
+      const to = machine.next(from, event);
+      return to === undefined ? [] : [`${from} --${event}--> ${to}`];
+    }),
+  );
+}
+
+describe("batch machine (000 State Machines → Batch Status)", () => {
+  it("holds exactly the spec's statuses", () => {
+    expect([...batchMachine.states].sort()).toEqual(
+      ["active", "completed", "detected", "failed", "init_dispatched"].sort(),
+    );
+    expect(batchMachine.initial).toBe("detected");
+    expect([...batchMachine.terminal].sort()).toEqual(["completed", "failed"]);
+  });
+
+  it("allows exactly detected → init_dispatched → active → completed/failed, skipping init when there is none", () => {
+    expect(allowedTransitions(batchMachine).sort()).toEqual(
+      [
+        "detected --dispatch_init--> init_dispatched",
+        "detected --activate--> active",
+        "init_dispatched --activate--> active",
+        "active --complete--> completed",
+        "detected --fail--> failed",
+        "init_dispatched --fail--> failed",
+        "active --fail--> failed",
+      ].sort(),
+    );
+  });
+
+  it("cannot complete a batch whose init has not finished", () => {
+    expect(batchMachine.next("init_dispatched", "complete")).toBeUndefined();
+    expect(batchMachine.next("detected", "complete")).toBeUndefined();
+  });
+});
+
+describe("member machine (000 State Machines → Member Status)", () => {
+  it("only lets an active member be removed or failed, once", () => {
+    expect([...memberMachine.states].sort()).toEqual(["active", "failed", "removed"]);
+    expect(allowedTransitions(memberMachine).sort()).toEqual(
+      ["active --fail--> failed", "active --remove--> removed"].sort(),
+    );
+    expect(memberMachine.next("removed", "fail")).toBeUndefined();
+    expect(memberMachine.next("failed", "remove")).toBeUndefined();
+  });
+});
+
+describe("phase machine (000 State Machines → Phase Execution Status)", () => {
+  it("holds exactly the spec's statuses", () => {
+    expect([...phaseMachine.states].sort()).toEqual(
+      ["completed", "dispatched", "failed", "pending", "skipped", "superseded"].sort(),
+    );
+    expect([...phaseMachine.terminal].sort()).toEqual(["completed", "failed", "skipped", "superseded"]);
+  });
+
+  it("skips or supersedes only a pending phase, and completes or fails only a dispatched one", () => {
+    expect(allowedTransitions(phaseMachine).sort()).toEqual(
+      [
+        "pending --dispatch--> dispatched",
+        "pending --skip--> skipped",
+        "pending --supersede--> superseded",
+        "dispatched --complete--> completed",
+        "dispatched --fail--> failed",
+      ].sort(),
+    );
+    expect(phaseMachine.sourcesOf("skip")).toEqual(["pending"]);
+    expect(phaseMachine.sourcesOf("supersede")).toEqual(["pending"]);
+  });
+});
+
+describe("execution machine (000 State Machines → Step/Init Execution Status)", () => {
+  it("holds exactly the spec's statuses", () => {
+    expect([...executionMachine.states].sort()).toEqual(
+      ["cancelled", "dispatched", "failed", "pending", "poll_timeout", "polling", "succeeded"].sort(),
+    );
+    expect(executionMachine.initial).toBe("pending");
+  });
+
+  it("allows exactly the spec's transitions", () => {
+    expect(allowedTransitions(executionMachine).sort()).toEqual(
+      [
+        "pending --dispatch--> dispatched",
+        "dispatched --succeed--> succeeded",
+        // Not drawn in 000: a step whose templates cannot be resolved fails before dispatch (template.unresolved).
+        "pending --fail--> failed",
+        "dispatched --fail--> failed",
+        "dispatched --start_polling--> polling",
+        "polling --succeed--> succeeded",
+        "polling --fail--> failed",
+        "polling --time_out_polling--> poll_timeout",
+        // 000: SetRetryPendingAsync is guarded by `WHERE status IN ('failed', 'poll_timeout')`.
+        "failed --retry--> pending",
+        "poll_timeout --retry--> pending",
+        "pending --cancel--> cancelled",
+        "dispatched --cancel--> cancelled",
+        "polling --cancel--> cancelled",
+      ].sort(),
+    );
+  });
+
+  it("returns a failed step to pending only through retry", () => {
+    const eventsLeavingFailed = Object.keys(executionMachine.transitions).filter(
+      (event) =>
+        executionMachine.next("failed", event as keyof typeof executionMachine.transitions) !== undefined,
+    );
+    expect(eventsLeavingFailed).toEqual(["retry"]);
+    expect(executionMachine.next("failed", "retry")).toBe("pending");
+    expect(executionMachine.next("failed", "dispatch")).toBeUndefined();
+  });
+
+  it("never leaves succeeded or cancelled", () => {
+    for (const state of ["succeeded", "cancelled"] as const) {
+      expect(executionMachine.isTerminal(state)).toBe(true);
+      for (const event of Object.keys(
+        executionMachine.transitions,
+      ) as (keyof typeof executionMachine.transitions)[]) {
+        expect(executionMachine.next(state, event)).toBeUndefined();
+      }
+    }
+  });
+
+  it("reaches poll_timeout only from polling", () => {
+    const sources = executionMachine.states.filter((from) =>
+      (Object.keys(executionMachine.transitions) as (keyof typeof executionMachine.transitions)[]).some(
+        (event) => executionMachine.next(from, event) === "poll_timeout",
+      ),
+    );
+    expect(sources).toEqual(["polling"]);
+  });
+});
+
+describe("all machines", () => {
+  it("use the entity names stored in events.entity, each once", () => {
+    expect(allMachines.map((machine) => machine.entity)).toEqual(["batch", "member", "phase", "execution"]);
+  });
+
+  it("recognise their own statuses and nothing else", () => {
+    for (const machine of allMachines) {
+      for (const state of machine.states) expect(machine.isState(state)).toBe(true);
+      expect(machine.isState("unknown")).toBe(false);
+      expect(machine.isState("toString")).toBe(false);
+    }
+  });
+});
+
+describe("defineMachine", () => {
+  const base = {
+    entity: "door",
+    initial: "closed",
+    states: ["closed", "open"],
+    terminal: [],
+    transitions: { open: { from: ["closed"], to: "open", description: "push" } },
+  } as const;
+
+  it("answers next, sourcesOf and isTerminal from the table", () => {
+    const door = defineMachine({ ...base, terminal: ["open"] });
+    expect(door.next("closed", "open")).toBe("open");
+    expect(door.next("open", "open")).toBeUndefined();
+    expect(door.sourcesOf("open")).toEqual(["closed"]);
+    expect(door.isTerminal("open")).toBe(true);
+    expect(door.isTerminal("closed")).toBe(false);
+  });
+
+  it("throws on a malformed table, naming the machine and every problem", () => {
+    const malformed = {
+      entity: "door",
+      initial: "shut",
+      states: ["closed", "open"],
+      terminal: ["gone"],
+      transitions: {
+        open: { from: ["closd"], to: "open", description: "push" },
+        slam: { from: ["open"], to: "slammed", description: "wind" },
+      },
+    };
+    // Casts: the typo is exactly what the compiler would catch; this guards tables built at runtime.
+    expect(() => defineMachine(malformed as unknown as Parameters<typeof defineMachine>[0])).toThrow(
+      "State machine 'door' is malformed: initial state 'shut' is not a state; terminal state 'gone' is not a state; " +
+        "event 'open' fires from unknown state 'closd'; event 'slam' leads to unknown state 'slammed'",
+    );
+  });
+});

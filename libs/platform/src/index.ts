@@ -1,0 +1,4 @@
+export * from "./boot-platform.ts";
+export * from "./open-database.ts";
+export * from "./platform-config.ts";
+export * from "./run-until-signalled.ts";

@@ -1,0 +1,75 @@
+import { createHash } from "node:crypto";
+import { join, resolve } from "node:path";
+import { createDb, directoryBlockingPostgresUser, migrateToLatest, startEmbeddedPostgres, type Db } from "@matoolkit/db";
+import type { Logger } from "@matoolkit/runtime";
+import type { PlatformConfig } from "./platform-config.ts";
+
+export interface OpenDatabase {
+  readonly db: Db;
+  readonly connectionString: string;
+  /** "embedded" when this process started its own PostgreSQL. */
+  readonly kind: "server" | "embedded";
+  close(): Promise<void>;
+}
+
+const EMBEDDED_DATABASE = "matoolkit";
+
+/**
+ * Connects to DATABASE_URL, or starts the embedded PostgreSQL in the data directory, then brings
+ * the schema up to date. Migrations run under Kysely's migration lock, so several services
+ * starting at once against one server is safe.
+ */
+export async function openDatabase(config: PlatformConfig, logger: Logger, applicationName: string): Promise<OpenDatabase> {
+  let connectionString = config.databaseUrl;
+  let stopEmbedded: (() => Promise<void>) | undefined;
+  if (connectionString === undefined) {
+    const dataDir = embeddedClusterDir(config.dataDir, logger);
+    logger.info({ dataDir, port: config.embeddedPostgresPort }, "starting embedded PostgreSQL");
+    const server = await startEmbeddedPostgres({
+      dataDir,
+      port: config.embeddedPostgresPort,
+      persistent: true,
+      onLog: (line) => logger.debug({ component: "embedded-postgres" }, line.trim()),
+    });
+    await ensureDatabase(server.adminUrl, EMBEDDED_DATABASE);
+    connectionString = server.urlFor(EMBEDDED_DATABASE);
+    stopEmbedded = () => server.stop();
+  }
+  const db = createDb({ connectionString, applicationName });
+  await migrateToLatest(db);
+  return {
+    db,
+    connectionString,
+    kind: stopEmbedded === undefined ? "server" : "embedded",
+    close: async () => {
+      await db.destroy();
+      await stopEmbedded?.();
+    },
+  };
+}
+
+async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
+  const { default: pg } = await import("pg");
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const existing = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
+    if (existing.rowCount === 0) await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * `<dataDir>/postgres`, unless we run as root from a directory the `postgres` OS user cannot
+ * enter (a clone under /root): then a stable per-checkout directory under /var/lib/matoolkit,
+ * so `npm start` works from any clone instead of failing inside initdb.
+ */
+function embeddedClusterDir(configured: string, logger: Logger): string {
+  const preferred = resolve(join(configured, "postgres"));
+  const blocked = directoryBlockingPostgresUser(preferred);
+  if (blocked === undefined) return preferred;
+  const fallback = join("/var/lib/matoolkit", createHash("sha256").update(preferred).digest("hex").slice(0, 12), "postgres");
+  logger.warn({ preferred, blocked, dataDir: fallback }, "the postgres user cannot reach the data directory; using a directory under /var/lib/matoolkit");
+  return fallback;
+}

@@ -1,0 +1,27 @@
+import PgBoss from "pg-boss";
+import { bossSchema } from "./bus-tables.ts";
+
+export interface CreateBossOptions {
+  readonly connectionString: string;
+  /** pg-boss keeps its own small pool: consumers poll through it, publishes use the caller's db. */
+  readonly maxConnections?: number;
+  /** Run pg-boss maintenance (expire stale locks, archive, purge) in this process. */
+  readonly maintenance: boolean;
+  /** How often maintenance may run (one process at a time does it); bounds crash recovery. */
+  readonly maintenanceIntervalSeconds?: number;
+}
+
+export function createBoss(options: CreateBossOptions): PgBoss {
+  return new PgBoss({
+    connectionString: options.connectionString,
+    max: options.maxConnections ?? 5,
+    application_name: "matoolkit-bus",
+    schema: bossSchema,
+    migrate: true,
+    // Cron is not used: its monitor runs every 30 s at best with minute granularity, too coarse
+    // for sub-minute timers (see pg-boss-timers.ts), and it would start an internal worker.
+    schedule: false,
+    supervise: options.maintenance,
+    maintenanceIntervalSeconds: options.maintenanceIntervalSeconds ?? 60,
+  });
+}

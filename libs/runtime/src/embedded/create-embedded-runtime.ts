@@ -1,0 +1,72 @@
+import type { Logger } from "../logger.ts";
+import { startOutboxRelay } from "../outbox/outbox-relay.ts";
+import type { OutboxRelay, OutboxRelayOptions } from "../outbox/outbox-relay.ts";
+import type { IdempotencyStore, MessageBus, Timers } from "../ports/index.ts";
+import type { BusTuning } from "./bus-tuning.ts";
+import { createBoss } from "./create-boss.ts";
+import { installBusSchema } from "./install-bus-schema.ts";
+import { createPgBossMessageBus } from "./pg-boss-message-bus.ts";
+import { createPgBossTimers } from "./pg-boss-timers.ts";
+import { createPostgresIdempotencyStore } from "./postgres-idempotency-store.ts";
+import type { AnyKysely } from "../any-kysely.ts";
+
+export interface EmbeddedRuntimeOptions extends BusTuning {
+  readonly connectionString: string;
+  /** The service's database handle (its pool): publishes, idempotency and the outbox use it. */
+  readonly db: AnyKysely;
+  readonly logger: Logger;
+  /** Connections of pg-boss's own pool (consumer polls, completions). */
+  readonly bossMaxConnections?: number;
+}
+
+export interface EmbeddedRuntime {
+  readonly bus: MessageBus;
+  readonly timers: Timers;
+  readonly idempotency: IdempotencyStore;
+  startOutboxRelay(options?: Pick<OutboxRelayOptions, "pollIntervalMs" | "batchSize">): Promise<OutboxRelay>;
+  /** Stops relays, timers and consumers (waiting for running handlers), then pg-boss. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Everything a service needs from the runtime, on the PostgreSQL it already uses: the bus and
+ * the timers share one pg-boss (one pool, one maintenance loop per process).
+ */
+export async function createEmbeddedRuntime(options: EmbeddedRuntimeOptions): Promise<EmbeddedRuntime> {
+  const { connectionString, db } = options;
+  const logger = options.logger.child({ component: "runtime" });
+  await installBusSchema(connectionString);
+  const boss = createBoss({
+    connectionString,
+    maxConnections: options.bossMaxConnections,
+    maintenance: true,
+  });
+  // pg-boss emits `error` for failed maintenance or polls; unhandled, an EventEmitter error crashes.
+  boss.on("error", (error) => logger.warn({ err: error }, "pg-boss error"));
+  await boss.start();
+
+  const bus = await createPgBossMessageBus({ ...options, boss, logger });
+  const timers = createPgBossTimers({
+    boss,
+    logger,
+    pollingIntervalSeconds: options.pollingIntervalSeconds,
+    lockSeconds: options.lockSeconds,
+  });
+  const relays: OutboxRelay[] = [];
+
+  return {
+    bus,
+    timers,
+    idempotency: createPostgresIdempotencyStore(db),
+    async startOutboxRelay(relayOptions) {
+      const relay = await startOutboxRelay({ ...relayOptions, db, bus, logger, connectionString });
+      relays.push(relay);
+      return relay;
+    },
+    async stop() {
+      await Promise.all(relays.map((relay) => relay.stop()));
+      await Promise.all([timers.stop(), bus.stop()]);
+      await boss.stop({ graceful: false });
+    },
+  };
+}

@@ -1,0 +1,137 @@
+import { toSafeError } from "@matoolkit/domain";
+import type PgBoss from "pg-boss";
+import type { Logger } from "../logger.ts";
+import { startPgListener } from "../pg-listener.ts";
+import { DEFAULT_DEDUPE_WINDOW_SECONDS } from "../ports/index.ts";
+import type {
+  DeadLetter,
+  DeliveryHandler,
+  MessageBus,
+  OutgoingMessage,
+  Subscription,
+} from "../ports/index.ts";
+import { busTuningSchema } from "./bus-tuning.ts";
+import type { BusTuning } from "./bus-tuning.ts";
+import { deleteExpiredDedupeKeys, busNotifyChannel, publishMessage } from "./publish-message.ts";
+import type { QueueConsumer } from "./queue-consumer.ts";
+import { readDeadLetters } from "./read-dead-letters.ts";
+import { registerSubscription } from "./register-subscription.ts";
+import type { AnyKysely } from "../any-kysely.ts";
+
+export interface PgBossMessageBusOptions extends BusTuning {
+  /** A started pg-boss (shared with the timers); the bus never starts or stops it. */
+  readonly boss: PgBoss;
+  /** Publishes run in a transaction on this handle (dedupe key + fan-out + NOTIFY). */
+  readonly db: AnyKysely;
+  /** For the LISTEN connection that wakes consumers as soon as a message is published. */
+  readonly connectionString: string;
+  readonly logger: Logger;
+}
+
+const dedupeSweepEveryMs = 5 * 60_000;
+
+/**
+ * MessageBus on PostgreSQL with pg-boss: one queue per (topic, subscription), a dead-letter queue
+ * beside each, durable subscriptions and the duplicate-detection window in `matoolkit_bus`.
+ * Delivery is at-least-once: a handler that throws gets the message again (deliveryCount + 1)
+ * until MAX_DELIVERY_ATTEMPTS, then it is dead-lettered with its sanitized error.
+ *
+ * Service Bus semantics worth knowing:
+ * - a subscription receives only what is published AFTER it was first registered (by any
+ *   process, ever): filters are applied at publish time. A message published to a topic with no
+ *   matching subscription is dropped (logged as a warning); once registered, a subscription keeps
+ *   collecting messages while none of its consumers run;
+ * - dead letters stay about 28 days (pg-boss retention); a message nobody consumes for 14 days
+ *   is archived by pg-boss, not dead-lettered (Service Bus would dead-letter it on expiry).
+ */
+export async function createPgBossMessageBus(options: PgBossMessageBusOptions): Promise<MessageBus> {
+  const tuning = busTuningSchema.parse(options);
+  const { boss, db, logger } = options;
+  const consumers = new Map<string, Set<QueueConsumer>>();
+  let stopped = false;
+
+  const listener = await startPgListener({
+    connectionString: options.connectionString,
+    channel: busNotifyChannel,
+    logger,
+    applicationName: "matoolkit-bus-listen",
+    onNotification: (queue) => consumers.get(queue)?.forEach((consumer) => consumer.wake()),
+    onReconnect: () => consumers.forEach((set) => set.forEach((consumer) => consumer.wake())),
+  });
+  const sweep = setInterval(() => {
+    deleteExpiredDedupeKeys(db).catch((error: unknown) =>
+      logger.warn({ err: error }, "dedupe key sweep failed"),
+    );
+  }, dedupeSweepEveryMs);
+  sweep.unref();
+
+  return {
+    async publish(message: OutgoingMessage) {
+      const outcome = await publishMessage(
+        { db, boss, dedupeWindowSeconds: tuning.dedupeWindowSeconds ?? DEFAULT_DEDUPE_WINDOW_SECONDS },
+        message,
+      );
+      if (outcome.status === "duplicate") {
+        // Normal after a crash between publish and outbox delete, or a retried publish.
+        logger.debug({ messageId: message.id, topic: message.topic }, "duplicate message dropped");
+      } else if (outcome.status === "no_subscription") {
+        logger.warn(
+          { messageId: message.id, topic: message.topic },
+          "no subscription matches the message; dropped",
+        );
+      }
+    },
+
+    async subscribe(subscription: Subscription, handler: DeliveryHandler) {
+      if (stopped) throw new Error("The message bus is stopped");
+      const consumer = await registerSubscription({
+        boss,
+        db,
+        logger,
+        tuning,
+        subscription,
+        handler: async (delivery) => {
+          try {
+            await handler(delivery);
+          } catch (error) {
+            const safe = toSafeError(error);
+            logger.warn(
+              {
+                messageId: delivery.id,
+                topic: delivery.topic,
+                subscription: subscription.name,
+                deliveryCount: delivery.deliveryCount,
+                reason: safe.reason,
+              },
+              `delivery failed: ${safe.message}`,
+            );
+            throw error;
+          }
+        },
+      });
+      if (stopped) {
+        // stop() ran while the subscription was being set up: it must not deliver anything.
+        await consumer.consumer.stop();
+        throw new Error("The message bus is stopped");
+      }
+      const set = consumers.get(consumer.queue) ?? new Set<QueueConsumer>();
+      set.add(consumer.consumer);
+      consumers.set(consumer.queue, set);
+    },
+
+    deadLetters(subscription: Pick<Subscription, "topic" | "name">): Promise<DeadLetter[]> {
+      return readDeadLetters(db, subscription);
+    },
+
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      clearInterval(sweep);
+      await Promise.all(
+        [...consumers.values()].flatMap((set) => [...set].map((consumer) => consumer.stop())),
+      );
+      consumers.clear();
+      await listener.close();
+    },
+  };
+}

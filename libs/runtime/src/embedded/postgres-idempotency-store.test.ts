@@ -1,0 +1,8 @@
+import { createTestDatabase } from "@matoolkit/testing";
+import { describeIdempotencyStoreContract } from "../contract/idempotency-store.contract.ts";
+import { createPostgresIdempotencyStore } from "./postgres-idempotency-store.ts";
+
+describeIdempotencyStoreContract("PostgreSQL idempotency_keys", async () => {
+  const database = await createTestDatabase();
+  return { store: createPostgresIdempotencyStore(database.db), cleanup: () => database.drop() };
+});

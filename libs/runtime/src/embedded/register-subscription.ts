@@ -1,0 +1,90 @@
+import { MatoolkitError, reasonCodes, toSafeError } from "@matoolkit/domain";
+import { sql } from "kysely";
+import type PgBoss from "pg-boss";
+import { z } from "zod";
+import type { Logger } from "../logger.ts";
+import { MAX_DELIVERY_ATTEMPTS } from "../ports/index.ts";
+import type { DeliveryHandler, Subscription } from "../ports/index.ts";
+import { busSchema } from "./bus-tables.ts";
+import type { ResolvedBusTuning } from "./bus-tuning.ts";
+import { messageEnvelopeSchema, topicSchema } from "./message-envelope.ts";
+import type { FailureOutput } from "./message-envelope.ts";
+import { startQueueConsumer } from "./queue-consumer.ts";
+import type { BossJob, QueueConsumer } from "./queue-consumer.ts";
+import { assertSubscriptionName, deadLetterQueue, subscriptionQueue } from "./queue-names.ts";
+import type { AnyKysely } from "../any-kysely.ts";
+
+const subscriptionSchema = z.object({
+  topic: topicSchema,
+  name: z.string(),
+  filter: z.record(z.string(), z.string()).default({}),
+  concurrency: z.number().int().min(1).max(1000).default(1),
+});
+
+export interface RegisterSubscriptionInput {
+  readonly boss: PgBoss;
+  readonly db: AnyKysely;
+  readonly logger: Logger;
+  readonly tuning: ResolvedBusTuning;
+  readonly subscription: Subscription;
+  readonly handler: DeliveryHandler;
+}
+
+/**
+ * Makes the subscription durable (its queue, dead-letter queue and filter row outlive this
+ * process, so publishers elsewhere fan out to it) and starts consuming it here.
+ */
+export async function registerSubscription(
+  input: RegisterSubscriptionInput,
+): Promise<{ queue: string; consumer: QueueConsumer }> {
+  const { topic, name, filter, concurrency } = subscriptionSchema.parse(input.subscription);
+  assertSubscriptionName(name);
+  const { boss, tuning } = input;
+  const queue = subscriptionQueue(topic, name);
+  const dlq = deadLetterQueue(topic, name);
+
+  const queueOptions: PgBoss.Queue = {
+    name: queue,
+    // retry_count counts redeliveries: MAX_DELIVERY_ATTEMPTS deliveries = 1 + (MAX - 1) retries.
+    retryLimit: MAX_DELIVERY_ATTEMPTS - 1,
+    retryDelay: tuning.retryDelaySeconds,
+    retryBackoff: tuning.retryBackoff && tuning.retryDelaySeconds > 0,
+    expireInSeconds: tuning.lockSeconds,
+    deadLetter: dlq,
+  };
+  // The dead-letter queue first: the subscription queue references it.
+  await boss.createQueue(dlq, { name: dlq, retryLimit: 0 });
+  await boss.createQueue(queue, queueOptions);
+  // createQueue keeps an existing queue as it was; align it with this process's settings.
+  await boss.updateQueue(queue, queueOptions);
+  await sql`
+    INSERT INTO ${sql.table(`${busSchema}.subscriptions`)} AS s (topic, name, filter, queue)
+    VALUES (${topic}, ${name}, ${JSON.stringify(filter)}::jsonb, ${queue})
+    ON CONFLICT (topic, name) DO UPDATE SET filter = EXCLUDED.filter, queue = EXCLUDED.queue, updated_at = now()
+  `.execute(input.db);
+
+  const consumer = startQueueConsumer({
+    boss,
+    queue,
+    concurrency,
+    pollIntervalMs: tuning.pollingIntervalSeconds * 1000,
+    lockSeconds: tuning.lockSeconds,
+    logger: input.logger,
+    handle: (job) => input.handler(toDelivery(job)),
+    failureOutput: (error, job): FailureOutput => {
+      const safe = toSafeError(error);
+      return { reason: safe.reason, message: safe.message, deliveryCount: job.retryCount + 1 };
+    },
+  });
+  return { queue, consumer };
+}
+
+function toDelivery(job: BossJob) {
+  const parsed = messageEnvelopeSchema.safeParse(job.data);
+  if (!parsed.success) {
+    throw new MatoolkitError(reasonCodes.messageInvalid, "The stored message envelope is unreadable", {
+      retriable: false,
+    });
+  }
+  return { ...parsed.data, deliveryCount: job.retryCount + 1 };
+}

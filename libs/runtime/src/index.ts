@@ -1,0 +1,12 @@
+export * from "./ports/index.ts";
+export { createLogger, redactedLogPaths } from "./logger.ts";
+export type { Logger, LoggerOptions, LogLevel } from "./logger.ts";
+export { serializeErrorSafely } from "./serialize-error-safely.ts";
+export { createEmbeddedRuntime } from "./embedded/create-embedded-runtime.ts";
+export type { EmbeddedRuntime, EmbeddedRuntimeOptions } from "./embedded/create-embedded-runtime.ts";
+export type { BusTuning } from "./embedded/bus-tuning.ts";
+export { installBusSchema } from "./embedded/install-bus-schema.ts";
+export { startOutboxRelay, outboxNotifyChannel } from "./outbox/outbox-relay.ts";
+export type { OutboxRelay, OutboxRelayOptions } from "./outbox/outbox-relay.ts";
+// The adapter contract suites import vitest, so they are not exported here (production code
+// imports this entry point): see ./contract/index.ts.

@@ -1,0 +1,120 @@
+import { randomUUID } from "node:crypto";
+import { topics } from "@matoolkit/domain";
+import { enqueueOutbox } from "@matoolkit/db";
+import type { OutboxMessage } from "@matoolkit/db";
+import { createTestDatabase } from "@matoolkit/testing";
+import type { TestDatabase } from "@matoolkit/testing";
+import { sql } from "kysely";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { createLogger } from "../logger.ts";
+import type { MessageBus, OutgoingMessage } from "../ports/index.ts";
+import { startOutboxRelay } from "./outbox-relay.ts";
+import type { OutboxRelay } from "./outbox-relay.ts";
+
+const logger = createLogger({ level: "silent", name: "outbox-test" });
+
+/** The relay is tested against the port: what it hands to the bus, not what a broker does with it. */
+function recordingBus(failOnceFor: Set<string> = new Set()) {
+  const published: OutgoingMessage[] = [];
+  const bus: MessageBus = {
+    async publish(message) {
+      if (failOnceFor.delete(message.id)) throw new Error("broker unavailable");
+      published.push(message);
+    },
+    subscribe: async () => {},
+    deadLetters: async () => [],
+    stop: async () => {},
+  };
+  return { bus, published };
+}
+
+function messages(count: number): OutboxMessage[] {
+  return Array.from({ length: count }, (_, index) => ({
+    messageId: `msg-${randomUUID()}`,
+    topic: topics.workerJobs,
+    properties: { WorkerId: "worker-01" },
+    body: { JobId: `step-${index}-attempt-1` },
+  }));
+}
+
+describe("outbox relay", () => {
+  let database: TestDatabase;
+  const relays: OutboxRelay[] = [];
+  const start = async (options: Omit<Parameters<typeof startOutboxRelay>[0], "db" | "logger">) => {
+    const relay = await startOutboxRelay({ db: database.db, logger, ...options });
+    relays.push(relay);
+    return relay;
+  };
+  const outboxCount = async () =>
+    (await sql<{ count: number }>`SELECT count(*)::int AS count FROM outbox`.execute(database.db)).rows[0]
+      ?.count;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterEach(async () => {
+    await Promise.all(relays.splice(0).map((relay) => relay.stop()));
+  });
+  afterAll(async () => {
+    await database.drop();
+  });
+
+  it("publishes rows of committed transactions exactly once, even with two relays, and never rolled-back ones", async () => {
+    const { bus, published } = recordingBus();
+    const committed = messages(20);
+    const rolledBack = messages(3);
+    await database.db.transaction().execute((trx) => enqueueOutbox(trx, committed));
+    await expect(
+      database.db.transaction().execute(async (trx) => {
+        await enqueueOutbox(trx, rolledBack);
+        throw new Error("business rule failed");
+      }),
+    ).rejects.toThrow("business rule failed");
+
+    const relayA = await start({ bus, pollIntervalMs: 20, batchSize: 5 });
+    const relayB = await start({ bus, pollIntervalMs: 20, batchSize: 5 });
+    await Promise.all([relayA.flush(), relayB.flush()]);
+
+    expect(published.map((message) => message.id).sort()).toEqual(
+      committed.map((message) => message.messageId).sort(),
+    );
+    expect(published[0]).toMatchObject({ topic: topics.workerJobs, properties: { WorkerId: "worker-01" } });
+    expect(await outboxCount()).toBe(0);
+  });
+
+  it("leaves a row whose publish failed, and the ones after it, for the next pass", async () => {
+    const rows = messages(3);
+    const { bus, published } = recordingBus(new Set([rows[1]!.messageId]));
+    const relay = await start({ bus, pollIntervalMs: 60_000 });
+    await database.db.transaction().execute((trx) => enqueueOutbox(trx, rows));
+
+    await expect(relay.flush()).rejects.toThrow("broker unavailable");
+    expect(published.map((message) => message.id)).toEqual([rows[0]!.messageId]);
+    expect(await outboxCount()).toBe(2);
+
+    await relay.flush();
+    expect(published.map((message) => message.id)).toEqual(rows.map((row) => row.messageId));
+    expect(await outboxCount()).toBe(0);
+  });
+
+  it("passes deliverAt on to the bus", async () => {
+    const { bus, published } = recordingBus();
+    const relay = await start({ bus, pollIntervalMs: 60_000 });
+    const deliverAt = new Date(Date.now() + 60_000);
+    await enqueueOutbox(database.db, [{ ...messages(1)[0]!, deliverAt }]);
+
+    await relay.flush();
+    expect(published[0]?.deliverAt?.toISOString()).toBe(deliverAt.toISOString());
+  });
+
+  it("wakes on the enqueue's NOTIFY without waiting for its poll", async () => {
+    const { bus, published } = recordingBus();
+    await start({ bus, pollIntervalMs: 60_000, connectionString: database.url });
+    const [message] = messages(1);
+    await database.db.transaction().execute((trx) => enqueueOutbox(trx, [message!]));
+
+    await vi.waitFor(() => expect(published.map((entry) => entry.id)).toEqual([message!.messageId]), {
+      timeout: 3000,
+    });
+  });
+});

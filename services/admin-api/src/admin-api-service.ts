@@ -1,0 +1,33 @@
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Db } from "@matoolkit/db";
+import type { Logger } from "@matoolkit/runtime";
+import { createAdminApi } from "./app.ts";
+import type { TokenVerifier } from "./auth/index.ts";
+
+export interface AdminApiOptions {
+  readonly db: Db;
+  readonly verifier: TokenVerifier;
+  readonly logger: Logger;
+  readonly host: string;
+  readonly port: number;
+}
+
+export interface RunningAdminApi {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+export async function startAdminApiService(options: AdminApiOptions): Promise<RunningAdminApi> {
+  const app = createAdminApi({ db: options.db, verifier: options.verifier, logger: options.logger.child({ service: "admin-api" }) });
+  const server = await new Promise<Server>((resolveServer, reject) => {
+    const listening = app.listen(options.port, options.host, () => resolveServer(listening));
+    listening.once("error", reject);
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${host}:${address.port}`,
+    close: () => new Promise<void>((resolveClose) => server.close(() => resolveClose())),
+  };
+}

@@ -1,0 +1,34 @@
+export {
+  authConfigFromEnv,
+  authConfigSchema,
+  authModes,
+  defaultDataDir,
+  entraAuthConfigSchema,
+  localAuthConfigSchema,
+} from "./auth-config.ts";
+export type { AuthConfig, AuthMode, EntraAuthConfig, LocalAuthConfig } from "./auth-config.ts";
+export { AuthError, authErrorCodes, httpStatusOf } from "./auth-error.ts";
+export type { AuthErrorCode } from "./auth-error.ts";
+export { createVerifierForConfig, entraAudiences } from "./create-verifier.ts";
+export type { CreateVerifierOptions } from "./create-verifier.ts";
+export { issueLocalToken } from "./issue-local-token.ts";
+export type { IssueLocalTokenOptions } from "./issue-local-token.ts";
+export {
+  entraIssuer,
+  entraJwksUrl,
+  entraKeySource,
+  KeySourceUnavailableError,
+  localKeySource,
+} from "./key-source.ts";
+export type { EntraKeySourceOptions, VerificationKeySource } from "./key-source.ts";
+export {
+  loadOrCreateLocalSigningKey,
+  localSigningAlgorithm,
+  localSigningKeyPath,
+} from "./local-signing-key.ts";
+export type { LocalSigningKey } from "./local-signing-key.ts";
+export { authenticate, principalOf, requireAuthenticated, requireRole, sendAuthError } from "./middleware.ts";
+export { appRoles, hasRole, identityFromClaims } from "./principal.ts";
+export type { AppRole, Principal } from "./principal.ts";
+export { createTokenVerifier } from "./verify-token.ts";
+export type { TokenExpectations, TokenVerifier } from "./verify-token.ts";

@@ -1,0 +1,89 @@
+import type { NextFunction, Request, RequestHandler, Response } from "express";
+import { AuthError, httpStatusOf } from "./auth-error.ts";
+import { hasRole } from "./principal.ts";
+import type { AppRole, Principal } from "./principal.ts";
+import type { TokenVerifier } from "./verify-token.ts";
+
+// RFC 6750 b64token: the only characters a bearer token may contain.
+const bearerHeaderPattern = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+/**
+ * Verifies `Authorization: Bearer <jwt>` and stores the caller in `res.locals.principal`.
+ * Responds itself on failure so no route ever runs for an unauthenticated request.
+ */
+export function authenticate(verifier: TokenVerifier): RequestHandler {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const header = req.get("authorization");
+    if (header === undefined) {
+      return sendAuthError(res, new AuthError("auth.unauthenticated", "A bearer token is required"));
+    }
+    const token = bearerHeaderPattern.exec(header)?.[1];
+    if (token === undefined) {
+      return sendAuthError(
+        res,
+        new AuthError("auth.unauthenticated", "The Authorization header must be 'Bearer <token>'"),
+      );
+    }
+    try {
+      res.locals.principal = await verifier.verify(token);
+    } catch (error) {
+      if (error instanceof AuthError) return sendAuthError(res, error);
+      throw error;
+    }
+    next();
+  };
+}
+
+/** For read routes: any authenticated caller, whatever their roles. */
+export const requireAuthenticated: RequestHandler = (_req, res, next) => {
+  if (findPrincipal(res) === undefined) return sendAuthError(res, notAuthenticated());
+  next();
+};
+
+/** For write routes: `requireRole("Admin")`. Must run after {@link authenticate}. */
+export function requireRole(role: AppRole): RequestHandler {
+  return (_req, res, next) => {
+    const principal = findPrincipal(res);
+    if (principal === undefined) return sendAuthError(res, notAuthenticated());
+    if (!hasRole(principal, role)) {
+      return sendAuthError(res, new AuthError("auth.forbidden", `This operation requires the ${role} role`));
+    }
+    next();
+  };
+}
+
+/** The authenticated caller; throws if the route was mounted without {@link authenticate}. */
+export function principalOf(res: Response): Principal {
+  const principal = findPrincipal(res);
+  if (principal === undefined) throw new Error("No principal: the route is not behind authenticate()");
+  return principal;
+}
+
+function findPrincipal(res: Response): Principal | undefined {
+  const value: unknown = res.locals.principal;
+  return isPrincipal(value) ? value : undefined;
+}
+
+function isPrincipal(value: unknown): value is Principal {
+  if (typeof value !== "object" || value === null) return false;
+  const candidate = value as Partial<Record<keyof Principal, unknown>>;
+  return (
+    typeof candidate.subject === "string" &&
+    typeof candidate.identity === "string" &&
+    Array.isArray(candidate.roles)
+  );
+}
+
+function notAuthenticated(): AuthError {
+  return new AuthError("auth.unauthenticated", "A bearer token is required");
+}
+
+/** Sends `{ error: { code, message } }`, with the RFC 6750 challenge on 401. */
+export function sendAuthError(res: Response, error: AuthError): void {
+  const status = httpStatusOf(error.code);
+  if (status === 401) {
+    // Messages are fixed strings without quotes, so they are safe inside the quoted parameter.
+    res.set("WWW-Authenticate", `Bearer error="invalid_token", error_description="${error.message}"`);
+  }
+  res.status(status).json({ error: { code: error.code, message: error.message } });
+}

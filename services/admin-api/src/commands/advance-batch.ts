@@ -1,0 +1,93 @@
+import {
+  enqueueOutbox,
+  getBatchWithRunbook,
+  listPhases,
+  setCurrentPhase,
+  transitionBatch,
+  transitionPhase,
+  type Db,
+} from "@matoolkit/db";
+import {
+  parseRunbookOrThrow,
+  routingProperties,
+  topics,
+  type BatchInitMessage,
+  type PhaseDueMessage,
+} from "@matoolkit/domain";
+import { conflict, notFound } from "../http/api-error.ts";
+
+export type AdvanceResult =
+  | { readonly action: "init"; readonly batchId: number }
+  | { readonly action: "phase"; readonly batchId: number; readonly phaseName: string; readonly phaseExecutionId: number };
+
+/**
+ * 000 "Manual Batch Lifecycle" step 2: dispatch init if it is pending, else the next pending
+ * phase in runbook order. The status change and the message commit together (outbox), and the
+ * status change is SQL-guarded, so two operators clicking at once advance one step, not two.
+ */
+export async function advanceBatchCommand(db: Db, batchId: number): Promise<AdvanceResult> {
+  return db.transaction().execute(async (trx) => {
+    const batch = await getBatchWithRunbook(trx, batchId);
+    if (batch === undefined) throw notFound(`batch ${batchId} does not exist`);
+    if (!batch.isManual) throw conflict(`batch ${batchId} is automated: its phases run on schedule`);
+    const runbook = parseRunbookOrThrow(batch.yamlContent);
+    switch (batch.status) {
+      case "detected": {
+        if (runbook.init.length === 0) {
+          await transitionBatch(trx, batchId, "activate", { reason: "runbook has no init steps" });
+          return advancePhase(trx, batch.id, batch.runbookName);
+        }
+        const won = await transitionBatch(trx, batchId, "dispatch_init", {
+          reason: "advanced by operator",
+          set: { initDispatchedAt: new Date() },
+        });
+        if (won === undefined) throw conflict(`batch ${batchId} changed while advancing; try again`);
+        const body: BatchInitMessage = { BatchId: batch.id, RunbookName: batch.runbookName, RunbookVersion: batch.runbookVersion };
+        await enqueueOutbox(trx, [
+          {
+            messageId: `batch-init:${batch.id}:${batch.runbookVersion}`,
+            topic: topics.orchestratorEvents,
+            properties: { [routingProperties.messageType]: "batch-init" },
+            body,
+          },
+        ]);
+        return { action: "init", batchId };
+      }
+      case "init_dispatched":
+        throw conflict(`batch ${batchId} is running its init steps; advance again when it is active`);
+      case "active":
+        return advancePhase(trx, batch.id, batch.runbookName);
+      case "completed":
+      case "failed":
+        throw conflict(`batch ${batchId} is ${batch.status}; nothing left to advance`);
+      default: {
+        const unreachable: never = batch.status;
+        throw new Error(`unknown batch status ${String(unreachable)}`);
+      }
+    }
+  });
+}
+
+async function advancePhase(trx: Db, batchId: number, runbookName: string): Promise<AdvanceResult> {
+  const next = (await listPhases(trx, batchId)).find((phase) => phase.status === "pending");
+  if (next === undefined) throw conflict(`batch ${batchId} has no pending phase left`);
+  const won = await transitionPhase(trx, next.id, "dispatch", { reason: "advanced by operator" });
+  if (won === undefined) throw conflict(`phase ${next.phaseName} changed while advancing; try again`);
+  await setCurrentPhase(trx, batchId, next.phaseName);
+  const body: PhaseDueMessage = {
+    BatchId: batchId,
+    RunbookName: runbookName,
+    RunbookVersion: next.runbookVersion,
+    PhaseName: next.phaseName,
+    PhaseExecutionId: next.id,
+  };
+  await enqueueOutbox(trx, [
+    {
+      messageId: `phase-due:${next.id}`,
+      topic: topics.orchestratorEvents,
+      properties: { [routingProperties.messageType]: "phase-due" },
+      body,
+    },
+  ]);
+  return { action: "phase", batchId, phaseName: next.phaseName, phaseExecutionId: next.id };
+}

@@ -1,0 +1,36 @@
+import { publishRunbook, type Db, type Runbook } from "@matoolkit/db";
+import { parseRunbook } from "@matoolkit/domain";
+import { z } from "zod";
+import { ApiError, badRequest } from "../http/api-error.ts";
+
+export const publishRunbookRequestSchema = z.object({
+  /** Optional: when given it must equal the YAML's `name` (000: "must match the name in the publish request"). */
+  name: z.string().min(1).optional(),
+  yaml: z.string().min(1, "yaml must hold the runbook YAML"),
+  overdueBehavior: z.enum(["rerun", "ignore"]).default("rerun"),
+  rerunInit: z.boolean().default(false),
+});
+export type PublishRunbookRequest = z.infer<typeof publishRunbookRequestSchema>;
+
+/**
+ * Validates the whole runbook (every problem at once, with line:column) before anything is
+ * written, then stores it as the next version and deactivates the previous one.
+ */
+export async function publishRunbookCommand(db: Db, request: PublishRunbookRequest): Promise<Runbook> {
+  const parsed = parseRunbook(request.yaml);
+  if (!parsed.ok) {
+    const summary = parsed.problems.map((p) => `${p.line}:${p.column} ${p.path}: ${p.message}`).join("; ");
+    throw new ApiError(400, "runbook.invalid", `Runbook has ${parsed.problems.length} problem(s): ${summary}`, {
+      problems: parsed.problems,
+    });
+  }
+  if (request.name !== undefined && request.name !== parsed.runbook.name) {
+    throw badRequest(`name '${request.name}' does not match the runbook's name '${parsed.runbook.name}'`);
+  }
+  return publishRunbook(db, {
+    name: parsed.runbook.name,
+    yamlContent: request.yaml,
+    overdueBehavior: request.overdueBehavior,
+    rerunInit: request.rerunInit,
+  });
+}

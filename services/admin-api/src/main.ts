@@ -1,0 +1,20 @@
+// Entry point: the admin API alone, against a shared DATABASE_URL (or the embedded database).
+import { bootPlatform, platformConfigFromEnv, runUntilSignalled } from "@matoolkit/platform";
+import { adminApiConfigFromEnv } from "./admin-api-config.ts";
+import { startAdminApiService } from "./admin-api-service.ts";
+import { authConfigFromEnv, createVerifierForConfig } from "./auth/index.ts";
+
+await runUntilSignalled("admin-api", async () => {
+  const platform = await bootPlatform(platformConfigFromEnv(process.env), "admin-api");
+  const api = await startAdminApiService({
+    db: platform.db,
+    verifier: await createVerifierForConfig(authConfigFromEnv(process.env)),
+    logger: platform.logger,
+    ...adminApiConfigFromEnv(process.env),
+  });
+  platform.logger.info({ url: api.url }, "admin API listening");
+  return async () => {
+    await api.close();
+    await platform.stop();
+  };
+});

@@ -1,0 +1,113 @@
+import type { ExecutionRow } from "./executions.ts";
+import {
+  cancelOpenStepsOfMember,
+  getMember,
+  getPhase,
+  listInitsByBatch,
+  transitionBatch,
+  transitionInit,
+  transitionMember,
+  type Db,
+} from "@matoolkit/db";
+import { resolveStep, TemplateResolutionError } from "@matoolkit/domain";
+import { variablesFor, type BatchInfo } from "./batch-info.ts";
+import type { FollowUps, OrchestratorContext } from "./context.ts";
+import { transitionExecution, type ExecutionRef } from "./executions.ts";
+import { sendSelfCheck, sendUntrackedJob } from "./outgoing.ts";
+
+/**
+ * A step or init has just become `failed` (000 "Retry Protocol"): retry it if it has retries
+ * left, otherwise it is a terminal failure (rollback, then member or batch failure).
+ */
+export async function handleFailedExecution(
+  trx: Db,
+  ctx: OrchestratorContext,
+  args: { ref: ExecutionRef; row: ExecutionRow; batch: BatchInfo; followUps: FollowUps },
+): Promise<void> {
+  const { row } = args;
+  if (row.status === "failed" && row.maxRetries > 0 && row.retryCount < row.maxRetries) {
+    const retryAt = new Date(ctx.now().getTime() + (row.retryIntervalSec ?? 0) * 1000);
+    const pending = await transitionExecution(trx, args.ref, "retry", {
+      reason: `retry ${row.retryCount + 1} of ${row.maxRetries}`,
+      set: { retryCount: row.retryCount + 1, jobId: null, completedAt: null, retryAfter: retryAt },
+    });
+    if (pending !== undefined) {
+      await sendSelfCheck(trx, { type: "retry-check", ref: args.ref, at: retryAt, attempt: pending.retryCount });
+      return;
+    }
+  }
+  await handleTerminalFailure(trx, ctx, args);
+}
+
+/**
+ * No retry left (or a poll timeout, which never retries): dispatch the step's rollback sequence
+ * if it has one, then isolate the member (steps) or fail the batch (init).
+ */
+export async function handleTerminalFailure(
+  trx: Db,
+  ctx: OrchestratorContext,
+  args: { ref: ExecutionRef; row: ExecutionRow; batch: BatchInfo; followUps: FollowUps },
+): Promise<void> {
+  const { ref, row, batch } = args;
+  if (ref.kind === "init") {
+    await sendRollback(trx, ctx, { ...args, runbookVersion: row.runbookVersion ?? 0, variables: variablesFor(batch) });
+    for (const init of await listInitsByBatch(trx, batch.id, row.runbookVersion ?? undefined)) {
+      if (init.status === "pending") await transitionInit(trx, init.id, "cancel", { reason: "init failed" });
+    }
+    await transitionBatch(trx, batch.id, "fail", { reason: `init step ${row.stepName} failed` });
+    return;
+  }
+  const member = row.batchMemberId === null ? undefined : await getMember(trx, row.batchMemberId);
+  const phase = row.phaseExecutionId === null ? undefined : await getPhase(trx, row.phaseExecutionId);
+  if (member === undefined || phase === undefined) return;
+  await sendRollback(trx, ctx, { ...args, runbookVersion: phase.runbookVersion, variables: variablesFor(batch, member) });
+  await failMember(trx, { memberId: member.id, reason: `step ${row.stepName} failed`, followUps: args.followUps });
+}
+
+/** 000 HandleMemberFailureAsync: member failed, every non-terminal step of it in every phase cancelled. */
+export async function failMember(
+  trx: Db,
+  args: { memberId: number; reason: string; followUps: FollowUps },
+): Promise<void> {
+  await transitionMember(trx, args.memberId, "fail", { reason: args.reason });
+  await cancelOpenStepsOfMember(trx, args.memberId, "member failed");
+  const member = await getMember(trx, args.memberId);
+  if (member !== undefined) args.followUps.batchIds.add(member.batchId);
+}
+
+/** 000 "Rollback Protocol": fire-and-forget, templated with the member's data; the step stays failed. */
+async function sendRollback(
+  trx: Db,
+  ctx: OrchestratorContext,
+  args: { ref: ExecutionRef; row: ExecutionRow; batch: BatchInfo; runbookVersion: number; variables: Record<string, unknown> },
+): Promise<void> {
+  const { ref, row, batch } = args;
+  if (row.onFailure === null) return;
+  const runbook = await ctx.runbooks.get(trx, batch.runbookName, args.runbookVersion);
+  const sequence = runbook.rollbacks[row.onFailure] ?? [];
+  for (const [index, step] of sequence.entries()) {
+    try {
+      const resolved = resolveStep(step, args.variables);
+      await sendUntrackedJob(trx, {
+        jobId: `rollback-${ref.kind}-${ref.id}-${row.retryCount}-${index}`,
+        batchId: batch.id,
+        workerId: step.workerId,
+        functionName: resolved.functionName,
+        parameters: resolved.params,
+        correlation: {
+          StepExecutionId: ref.id,
+          IsInitStep: ref.kind === "init",
+          RunbookName: batch.runbookName,
+          RunbookVersion: args.runbookVersion,
+        },
+      });
+    } catch (error) {
+      if (!(error instanceof TemplateResolutionError)) throw error;
+      ctx.logger.error(
+        { batchId: batch.id, stepExecutionId: ref.id, rollback: row.onFailure, missing: error.missing },
+        "rollback step not sent: unresolved template variables",
+      );
+    }
+  }
+  ctx.logger.warn({ batchId: batch.id, stepExecutionId: ref.id, rollback: row.onFailure, steps: sequence.length }, "rollback dispatched");
+}

@@ -1,0 +1,38 @@
+import { insertInits, listInitsByBatch, transitionBatch } from "@matoolkit/db";
+import type { BatchInitMessage } from "@matoolkit/domain";
+import { loadBatchInfo, variablesFor } from "../batch-info.ts";
+import type { FollowUps, OrchestratorContext } from "../context.ts";
+import { prepareExecution } from "../prepare-execution.ts";
+import { advanceInit } from "../progression.ts";
+import type { Db } from "@matoolkit/db";
+
+/**
+ * 000 BatchInitHandler: create the init executions of this runbook version on demand (once:
+ * version-aware, a duplicate message finds them and creates nothing), then dispatch the first.
+ */
+export async function handleBatchInit(trx: Db, ctx: OrchestratorContext, message: BatchInitMessage, followUps: FollowUps): Promise<void> {
+  const batch = await loadBatchInfo(trx, message.BatchId);
+  if (batch === undefined) {
+    ctx.logger.warn({ batchId: message.BatchId }, "batch-init for a batch that does not exist: ignored");
+    return;
+  }
+  if (batch.status === "completed" || batch.status === "failed") return;
+  const runbook = await ctx.runbooks.get(trx, batch.runbookName, message.RunbookVersion);
+  if (runbook.init.length === 0) {
+    await transitionBatch(trx, batch.id, "activate", { reason: "runbook has no init steps" });
+    return;
+  }
+  if (batch.status === "detected") {
+    await transitionBatch(trx, batch.id, "dispatch_init", { reason: "batch-init received", set: { initDispatchedAt: ctx.now() } });
+  }
+  const existing = await listInitsByBatch(trx, batch.id, message.RunbookVersion);
+  if (existing.length === 0) {
+    const variables = variablesFor(batch);
+    const rows = runbook.init.map((step, index) => {
+      const prepared = prepareExecution(step, index, runbook, variables);
+      return { ...prepared, batchId: batch.id, runbookVersion: message.RunbookVersion };
+    });
+    await insertInits(trx, rows);
+  }
+  await advanceInit(trx, ctx, { batch, runbookVersion: message.RunbookVersion, followUps });
+}

@@ -1,0 +1,77 @@
+import {
+  cancelOpenStepsOfMember,
+  getBatchWithRunbook,
+  getMember,
+  insertSteps,
+  listPhases,
+  listStepsByMember,
+  transitionMember,
+  type Db,
+} from "@matoolkit/db";
+import { resolveStep, TemplateResolutionError, type MemberAddedMessage, type MemberRemovedMessage } from "@matoolkit/domain";
+import { loadBatchInfo, variablesFor } from "../batch-info.ts";
+import type { FollowUps, OrchestratorContext } from "../context.ts";
+import { sendUntrackedJob } from "../outgoing.ts";
+import { prepareExecution } from "../prepare-execution.ts";
+import { advanceMember } from "../progression.ts";
+
+/**
+ * 000 "Member Catch-Up Protocol": a member that joins an active batch gets the steps of every
+ * phase already dispatched or completed; pending phases will include it when they fall due.
+ */
+export async function handleMemberAdded(trx: Db, ctx: OrchestratorContext, message: MemberAddedMessage, followUps: FollowUps): Promise<void> {
+  const member = await getMember(trx, message.BatchMemberId);
+  if (member === undefined || member.status !== "active" || member.batchId !== message.BatchId) return;
+  const batch = await loadBatchInfo(trx, member.batchId);
+  if (batch === undefined || batch.status !== "active") return;
+  const existing = new Set((await listStepsByMember(trx, member.id)).map((step) => step.phaseExecutionId));
+  for (const phase of await listPhases(trx, batch.id)) {
+    if ((phase.status !== "dispatched" && phase.status !== "completed") || existing.has(phase.id)) continue;
+    const runbook = await ctx.runbooks.get(trx, batch.runbookName, phase.runbookVersion);
+    const definition = runbook.phases.find((candidate) => candidate.name === phase.phaseName);
+    if (definition === undefined) continue;
+    const rows = definition.steps.map((step, index) => ({
+      ...prepareExecution(step, index, runbook, variablesFor(batch, member)),
+      batchId: batch.id,
+      phaseExecutionId: phase.id,
+      batchMemberId: member.id,
+    }));
+    await insertSteps(trx, rows);
+    await advanceMember(trx, ctx, { batch, phaseExecutionId: phase.id, memberId: member.id, followUps });
+  }
+}
+
+/**
+ * 000 "Member Removal Protocol": cancel the member's open steps, then send the runbook's
+ * on_member_removed steps (fire-and-forget) with the member's data.
+ */
+export async function handleMemberRemoved(trx: Db, ctx: OrchestratorContext, message: MemberRemovedMessage, followUps: FollowUps): Promise<void> {
+  const member = await getMember(trx, message.BatchMemberId);
+  if (member === undefined || member.batchId !== message.BatchId) return;
+  if (member.status === "active") await transitionMember(trx, member.id, "remove", { reason: "member-removed received" });
+  const cancelled = await cancelOpenStepsOfMember(trx, member.id, "member removed");
+  followUps.batchIds.add(member.batchId);
+  const batch = await getBatchWithRunbook(trx, member.batchId);
+  const info = await loadBatchInfo(trx, member.batchId);
+  if (batch === undefined || info === undefined) return;
+  const runbook = await ctx.runbooks.get(trx, batch.runbookName, batch.runbookVersion);
+  for (const [index, step] of runbook.onMemberRemoved.entries()) {
+    try {
+      const resolved = resolveStep(step, variablesFor(info, member));
+      await sendUntrackedJob(trx, {
+        jobId: `removed-member-${member.id}-${index}`,
+        batchId: batch.id,
+        workerId: step.workerId,
+        functionName: resolved.functionName,
+        parameters: resolved.params,
+        // The worker contract requires a correlation; these jobs are untracked, so the result is
+        // matched to no execution and ignored.
+        correlation: { StepExecutionId: member.id, IsInitStep: false, RunbookName: batch.runbookName, RunbookVersion: batch.runbookVersion },
+      });
+    } catch (error) {
+      if (!(error instanceof TemplateResolutionError)) throw error;
+      ctx.logger.error({ batchId: batch.id, memberId: member.id, missing: error.missing }, "on_member_removed step not sent: unresolved template variables");
+    }
+  }
+  ctx.logger.info({ batchId: batch.id, memberId: member.id, cancelledSteps: cancelled.length }, "member removed");
+}

@@ -1,0 +1,2 @@
+export * from "./orchestrator-service.ts";
+export { checkBatchCompletion, checkPhaseCompletion } from "./completion.ts";

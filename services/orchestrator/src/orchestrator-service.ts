@@ -1,0 +1,102 @@
+import type { Db } from "@matoolkit/db";
+import {
+  isOrchestratorEventType,
+  orchestratorEventSchemas,
+  routingProperties,
+  topics,
+  workerResultMessageSchema,
+  type OrchestratorEvent,
+} from "@matoolkit/domain";
+import type { Delivery, Logger, MessageBus } from "@matoolkit/runtime";
+import { runFollowUps } from "./completion.ts";
+import { emptyFollowUps, type FollowUps, type OrchestratorContext } from "./context.ts";
+import { handleBatchInit } from "./handlers/batch-init.ts";
+import { handlePollCheck, handleRetryCheck } from "./handlers/checks.ts";
+import { handleMemberAdded, handleMemberRemoved } from "./handlers/members.ts";
+import { handlePhaseDue } from "./handlers/phase-due.ts";
+import { handleWorkerResult } from "./handlers/worker-result.ts";
+import { RunbookCache } from "./runbook-cache.ts";
+
+export interface OrchestratorOptions {
+  readonly db: Db;
+  readonly bus: MessageBus;
+  readonly logger: Logger;
+  readonly concurrency?: number;
+  readonly now?: () => Date;
+}
+
+/** 000 "Orchestrator Internals": two subscriptions, one router per message type, one result processor. */
+export async function startOrchestratorService(options: OrchestratorOptions): Promise<OrchestratorContext> {
+  const ctx: OrchestratorContext = {
+    db: options.db,
+    logger: options.logger.child({ service: "orchestrator" }),
+    runbooks: new RunbookCache(),
+    now: options.now ?? (() => new Date()),
+  };
+  const concurrency = options.concurrency ?? 8;
+  await options.bus.subscribe(
+    { topic: topics.orchestratorEvents, name: "orchestrator", concurrency },
+    (delivery) => handleOrchestratorEvent(ctx, delivery),
+  );
+  await options.bus.subscribe(
+    { topic: topics.workerResults, name: "orchestrator", concurrency },
+    (delivery) => handleResultDelivery(ctx, delivery),
+  );
+  return ctx;
+}
+
+export async function handleOrchestratorEvent(ctx: OrchestratorContext, delivery: Delivery): Promise<void> {
+  const type = delivery.properties[routingProperties.messageType];
+  if (!isOrchestratorEventType(type)) {
+    ctx.logger.error({ messageId: delivery.id, reason: "message.invalid", messageType: type }, "unknown MessageType: dropped");
+    return;
+  }
+  const parsed = orchestratorEventSchemas[type].safeParse(delivery.body);
+  if (!parsed.success) {
+    // A malformed message will never become valid: acknowledging it beats ten futile retries.
+    ctx.logger.error({ messageId: delivery.id, reason: "message.invalid", messageType: type }, "invalid message body: dropped");
+    return;
+  }
+  await inTransaction(ctx, (trx, followUps) => route(trx, ctx, { type, body: parsed.data } as OrchestratorEvent, followUps));
+}
+
+async function handleResultDelivery(ctx: OrchestratorContext, delivery: Delivery): Promise<void> {
+  const parsed = workerResultMessageSchema.safeParse(delivery.body);
+  if (!parsed.success) {
+    ctx.logger.error({ messageId: delivery.id, reason: "message.invalid" }, "invalid worker result: dropped");
+    return;
+  }
+  await inTransaction(ctx, (trx, followUps) => handleWorkerResult(trx, { ...ctx, db: trx }, parsed.data, followUps));
+}
+
+function route(trx: Db, ctx: OrchestratorContext, event: OrchestratorEvent, followUps: FollowUps): Promise<void> {
+  const scoped = { ...ctx, db: trx };
+  switch (event.type) {
+    case "batch-init":
+      return handleBatchInit(trx, scoped, event.body, followUps);
+    case "phase-due":
+      return handlePhaseDue(trx, scoped, event.body, followUps);
+    case "member-added":
+      return handleMemberAdded(trx, scoped, event.body, followUps);
+    case "member-removed":
+      return handleMemberRemoved(trx, scoped, event.body, followUps);
+    case "poll-check":
+      return handlePollCheck(trx, scoped, event.body, followUps);
+    case "retry-check":
+      return handleRetryCheck(trx, scoped, event.body, followUps);
+    default: {
+      const unreachable: never = event;
+      throw new Error(`unhandled event ${String(unreachable)}`);
+    }
+  }
+}
+
+/** One transaction per message; completion checks after it commits (see FollowUps). */
+async function inTransaction(
+  ctx: OrchestratorContext,
+  work: (trx: Db, followUps: FollowUps) => Promise<void>,
+): Promise<void> {
+  const followUps = emptyFollowUps();
+  await ctx.db.transaction().execute((trx) => work(trx, followUps));
+  await runFollowUps(ctx, followUps);
+}

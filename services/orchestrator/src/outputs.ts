@@ -1,0 +1,42 @@
+import type { ExecutionRow } from "./executions.ts";
+import { getPhase, type Db } from "@matoolkit/db";
+import type { BatchInfo } from "./batch-info.ts";
+import type { OrchestratorContext } from "./context.ts";
+
+/**
+ * 000 "Worker Output Variables": a step's output_params map template variable → result field.
+ * Fields are read from `Result.data` first (the `{complete, data}` shape) and then from `Result`.
+ * Missing fields are skipped: a later step that needs one fails with template.unresolved.
+ */
+export async function extractOutputs(
+  db: Db,
+  ctx: OrchestratorContext,
+  args: { row: ExecutionRow; batch: BatchInfo },
+): Promise<Record<string, unknown>> {
+  const { row, batch } = args;
+  if (row.phaseExecutionId === null) return {};
+  const phase = await getPhase(db, row.phaseExecutionId);
+  if (phase === undefined) return {};
+  const runbook = await ctx.runbooks.get(db, batch.runbookName, phase.runbookVersion);
+  const step = runbook.phases.find((p) => p.name === phase.phaseName)?.steps[row.stepIndex];
+  if (step === undefined || Object.keys(step.outputParams).length === 0) return {};
+  return pickOutputs(row.resultJson, step.outputParams);
+}
+
+export function pickOutputs(result: unknown, outputParams: Record<string, string>): Record<string, unknown> {
+  const sources = [fieldOf(result, "data"), result].filter(isRecord);
+  const outputs: Record<string, unknown> = {};
+  for (const [variable, field] of Object.entries(outputParams)) {
+    const source = sources.find((candidate) => Object.hasOwn(candidate, field));
+    if (source !== undefined) outputs[variable] = source[field];
+  }
+  return outputs;
+}
+
+function fieldOf(value: unknown, field: string): unknown {
+  return isRecord(value) ? value[field] : undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,30 @@
+import { enqueueOutbox, listPollingInitsDue, listPollingStepsDue, type Db } from "@matoolkit/db";
+import { routingProperties, topics, type PollCheckMessage } from "@matoolkit/domain";
+
+/**
+ * 000 "Timer Lifecycle" step 3: find polling steps and inits whose interval has elapsed
+ * (last_polled_at + poll_interval_sec <= now) and send `poll-check`. The orchestrator schedules
+ * its own poll-checks too; both use the same message id per poll attempt, so the bus drops the
+ * second, and this sweep only matters when a scheduled check was lost.
+ */
+export async function sweepDuePolls(db: Db, now: Date): Promise<number> {
+  const [steps, inits] = await Promise.all([listPollingStepsDue(db, now), listPollingInitsDue(db, now)]);
+  const due = [
+    ...steps.map((row) => ({ kind: "step" as const, row })),
+    ...inits.map((row) => ({ kind: "init" as const, row })),
+  ];
+  if (due.length === 0) return 0;
+  await enqueueOutbox(
+    db,
+    due.map(({ kind, row }) => {
+      const body: PollCheckMessage = { StepExecutionId: row.id, IsInitStep: kind === "init" };
+      return {
+        messageId: `poll-check:${kind}:${row.id}:${row.pollCount + 1}`,
+        topic: topics.orchestratorEvents,
+        properties: { [routingProperties.messageType]: "poll-check" },
+        body,
+      };
+    }),
+  );
+  return due.length;
+}

@@ -1,0 +1,31 @@
+/**
+ * What a worker function is: the TypeScript counterpart of a PowerShell function in the cloud
+ * worker's Standard or Custom library. It receives the job's resolved parameters and returns any
+ * JSON value; it signals failure by throwing (a MatoolkitError carries the reason code reported
+ * as `Error.Type`).
+ */
+export interface WorkerFunctionContext {
+  readonly jobId: string;
+  readonly stepExecutionId: number;
+  readonly isInitStep: boolean;
+  readonly batchId: number;
+  /**
+   * 1 on the first invocation for this job, 2+ when the worker invokes the function again after
+   * it was throttled (see throttle-retry.ts). Reported back as `Error.Attempts`. Orchestrator
+   * retries arrive as new jobs (new JobId) and start again at 1.
+   */
+  readonly attempt: number;
+  /** Aborted when the job exceeds its timeout or the worker stops; long calls must honour it. */
+  readonly signal: AbortSignal;
+}
+
+export type WorkerFunction = (
+  params: Record<string, unknown>,
+  context: WorkerFunctionContext,
+) => Promise<unknown>;
+
+/**
+ * A named group of functions (diagnostics today; the Graph and Exchange standard library and
+ * custom functions later), merged into one registry at start-up.
+ */
+export type FunctionModule = Readonly<Record<string, WorkerFunction>>;

@@ -1,0 +1,223 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  topics,
+  workerResultMessageSchema,
+  type WorkerJobMessage,
+  type WorkerResultMessage,
+} from "@matoolkit/domain";
+import {
+  createEmbeddedRuntime,
+  createLogger,
+  type MessageBus,
+  type OutgoingMessage,
+} from "@matoolkit/runtime";
+import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
+import { createDiagnosticFunctions } from "./functions/diagnostics.ts";
+import { createFunctionRegistry } from "./functions/function-registry.ts";
+import type { FunctionModule } from "./functions/worker-function.ts";
+import { startWorkerService, type WorkerService } from "./worker-service.ts";
+
+const logLines: string[] = [];
+const logger = createLogger({
+  level: "debug",
+  name: "worker-test",
+  destination: { write: (line: string) => logLines.push(line) },
+});
+
+let testDb: TestDatabase;
+let runtime: Awaited<ReturnType<typeof createEmbeddedRuntime>>;
+/** The real bus, recording what the workers publish (to see a republished result the bus dedupes). */
+let bus: MessageBus;
+const published: OutgoingMessage[] = [];
+const results = new Map<string, WorkerResultMessage>();
+const services: WorkerService[] = [];
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  runtime = await createEmbeddedRuntime({ connectionString: testDb.url, db: testDb.db, logger });
+  const real = runtime.bus;
+  bus = {
+    publish: async (message) => {
+      published.push(message);
+      await real.publish(message);
+    },
+    subscribe: (subscription, handler) => real.subscribe(subscription, handler),
+    deadLetters: (subscription) => real.deadLetters(subscription),
+    stop: () => real.stop(),
+  };
+  await real.subscribe({ topic: topics.workerResults, name: "orchestrator" }, async (delivery) => {
+    const result = workerResultMessageSchema.parse(delivery.body);
+    results.set(result.JobId, result);
+  });
+});
+
+afterAll(async () => {
+  for (const service of services) await service.stop();
+  await runtime?.stop();
+  await testDb?.drop();
+});
+
+async function startWorker(workerId: string, modules: FunctionModule[], concurrency = 4): Promise<void> {
+  const registry = createFunctionRegistry(...modules);
+  services.push(
+    await startWorkerService({
+      bus,
+      idempotency: runtime.idempotency,
+      logger,
+      workerId,
+      concurrency,
+      registry,
+      jobTimeoutMs: 10_000,
+    }),
+  );
+}
+
+function job(
+  JobId: string,
+  WorkerId: string,
+  FunctionName: string,
+  Parameters: Record<string, unknown> = {},
+): WorkerJobMessage {
+  const CorrelationData = {
+    StepExecutionId: 123,
+    IsInitStep: false,
+    RunbookName: "contoso",
+    RunbookVersion: 1,
+  };
+  return { JobId, BatchId: 42, WorkerId, FunctionName, Parameters, CorrelationData };
+}
+
+function publishJob(body: WorkerJobMessage, messageId = `job:${body.JobId}`): Promise<void> {
+  return runtime.bus.publish({
+    id: messageId,
+    topic: topics.workerJobs,
+    body,
+    properties: { WorkerId: body.WorkerId },
+  });
+}
+
+async function waitFor<T>(probe: () => T | undefined, what: string, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** A function recording which worker ran it. */
+function recorder(workerId: string, runs: string[]): FunctionModule {
+  return {
+    "Record-Run": async (_params, context) => (
+      runs.push(`${workerId}:${context.jobId}`),
+      { complete: true, data: { workerId } }
+    ),
+  };
+}
+
+describe("worker service on the embedded runtime", () => {
+  const runs: string[] = [];
+
+  beforeAll(async () => {
+    await startWorker("worker-01", [createDiagnosticFunctions(), recorder("worker-01", runs)]);
+    await startWorker("worker-02", [recorder("worker-02", runs)]);
+  });
+
+  it("runs a job addressed to it and publishes the result on worker-results, keeping PII out of logs", async () => {
+    await publishJob(
+      job("step-1-attempt-1", "worker-01", "Test-Echo", { UserPrincipalName: "jdoe@contoso.com" }),
+    );
+
+    const result = await waitFor(() => results.get("step-1-attempt-1"), "the result");
+    expect(result).toMatchObject({
+      Status: "Success",
+      Result: { complete: true, data: { UserPrincipalName: "jdoe@contoso.com" } },
+    });
+    const message = published.find((m) => (m.body as WorkerResultMessage).JobId === "step-1-attempt-1");
+    expect(message).toMatchObject({ id: "result:step-1-attempt-1", topic: topics.workerResults });
+    expect(logLines.some((line) => line.includes("step-1-attempt-1"))).toBe(true);
+    expect(logLines.join("\n")).not.toContain("jdoe@contoso.com");
+  });
+
+  it("leaves jobs addressed to another worker to that worker", async () => {
+    await publishJob(job("step-2-attempt-1", "worker-02", "Record-Run"));
+
+    const result = await waitFor(() => results.get("step-2-attempt-1"), "the result");
+    expect(result.Result).toEqual({ complete: true, data: { workerId: "worker-02" } });
+    expect(runs).toEqual(["worker-02:step-2-attempt-1"]);
+  });
+
+  it("acknowledges an invalid job without publishing or dead-lettering it", async () => {
+    await runtime.bus.publish({
+      id: "job:garbage",
+      topic: topics.workerJobs,
+      body: { JobId: 7 },
+      properties: { WorkerId: "worker-01" },
+    });
+
+    await waitFor(
+      () => logLines.some((line) => line.includes("message.invalid") && line.includes("job:garbage")),
+      "the log line",
+    );
+    expect(await runtime.bus.deadLetters({ topic: topics.workerJobs, name: "worker-worker-01" })).toEqual([]);
+    expect(published.map((m) => m.id)).not.toContain("result:undefined");
+  });
+});
+
+describe("worker service idempotency and concurrency", () => {
+  it("runs a job delivered twice only once and answers both deliveries with the same result", async () => {
+    let calls = 0;
+    await startWorker("worker-dup", [
+      { "Count-Calls": async () => ({ complete: true, data: { Call: ++calls } }) },
+    ]);
+    const body = job("step-3-attempt-1", "worker-dup", "Count-Calls");
+
+    await publishJob(body, "job-message-1");
+    await waitFor(() => results.get("step-3-attempt-1"), "the first result");
+    await publishJob(body, "job-message-2");
+    const answers = await waitFor(() => {
+      const sent = published.filter((m) => m.id === "result:step-3-attempt-1");
+      return sent.length >= 2 ? sent : undefined;
+    }, "the second answer");
+
+    expect(calls).toBe(1);
+    expect(answers[1]?.body).toStrictEqual(answers[0]?.body);
+    expect(results.get("step-3-attempt-1")?.Result).toEqual({ complete: true, data: { Call: 1 } });
+  });
+
+  it("never runs more jobs at once than its concurrency", async () => {
+    const diagnostics = createDiagnosticFunctions();
+    let inFlight = 0;
+    let peak = 0;
+    const gates: Array<() => void> = [];
+    const sleepWithCount: FunctionModule = {
+      "Test-Sleep": async (params, context) => {
+        inFlight++;
+        peak = Math.max(peak, inFlight);
+        try {
+          // Held until the test lets go, so the bound is observed without relying on timing.
+          await new Promise<void>((resolve) => gates.push(resolve));
+          return await diagnostics["Test-Sleep"]!(params, context);
+        } finally {
+          inFlight--;
+        }
+      },
+    };
+    await startWorker("worker-conc", [sleepWithCount], 2);
+    const jobIds = ["step-4-attempt-1", "step-5-attempt-1", "step-6-attempt-1"];
+    for (const id of jobIds) await publishJob(job(id, "worker-conc", "Test-Sleep", { Seconds: 0.01 }));
+
+    await waitFor(() => inFlight === 2, "two jobs running");
+    // Give the third job every chance to start if the bound were broken.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(inFlight).toBe(2);
+    await waitFor(() => {
+      gates.shift()?.();
+      return jobIds.every((id) => results.has(id));
+    }, "all three results");
+
+    expect(peak).toBe(2);
+    expect(jobIds.map((id) => results.get(id)?.Status)).toEqual(["Success", "Success", "Success"]);
+  });
+});
