@@ -2,6 +2,7 @@ import type { Db } from "@matoolkit/db";
 import {
   createEmbeddedRuntime,
   createLogger,
+  declareStaticTopology,
   startOutboxRelay,
   type IdempotencyStore,
   type Logger,
@@ -27,7 +28,11 @@ export interface Platform {
   stop(): Promise<void>;
 }
 
-export async function bootPlatform(config: PlatformConfig, processName: string, logger?: Logger): Promise<Platform> {
+export async function bootPlatform(
+  config: PlatformConfig,
+  processName: string,
+  logger?: Logger,
+): Promise<Platform> {
   const log = logger ?? createLogger({ level: config.logLevel, name: processName });
   const database = await openDatabase(config, log, processName);
   const runtime = await createEmbeddedRuntime({
@@ -36,6 +41,8 @@ export async function bootPlatform(config: PlatformConfig, processName: string, 
     logger: log,
     dedupeWindowSeconds: config.dedupeWindowSeconds,
   });
+  // Topology first: nothing the relay publishes may find its subscription missing.
+  await declareStaticTopology(runtime.bus);
   const relay = await startOutboxRelay({
     db: database.db,
     connectionString: database.connectionString,

@@ -1,6 +1,12 @@
 import { createHash } from "node:crypto";
 import { join, resolve } from "node:path";
-import { createDb, directoryBlockingPostgresUser, migrateToLatest, startEmbeddedPostgres, type Db } from "@matoolkit/db";
+import {
+  createDb,
+  directoryBlockingPostgresUser,
+  migrateToLatest,
+  startEmbeddedPostgres,
+  type Db,
+} from "@matoolkit/db";
 import type { Logger } from "@matoolkit/runtime";
 import type { PlatformConfig } from "./platform-config.ts";
 
@@ -19,7 +25,11 @@ const EMBEDDED_DATABASE = "matoolkit";
  * the schema up to date. Migrations run under Kysely's migration lock, so several services
  * starting at once against one server is safe.
  */
-export async function openDatabase(config: PlatformConfig, logger: Logger, applicationName: string): Promise<OpenDatabase> {
+export async function openDatabase(
+  config: PlatformConfig,
+  logger: Logger,
+  applicationName: string,
+): Promise<OpenDatabase> {
   let connectionString = config.databaseUrl;
   let stopEmbedded: (() => Promise<void>) | undefined;
   if (connectionString === undefined) {
@@ -69,7 +79,14 @@ function embeddedClusterDir(configured: string, logger: Logger): string {
   const preferred = resolve(join(configured, "postgres"));
   const blocked = directoryBlockingPostgresUser(preferred);
   if (blocked === undefined) return preferred;
-  const fallback = join("/var/lib/matoolkit", createHash("sha256").update(preferred).digest("hex").slice(0, 12), "postgres");
-  logger.warn({ preferred, blocked, dataDir: fallback }, "the postgres user cannot reach the data directory; using a directory under /var/lib/matoolkit");
+  const fallback = join(
+    "/var/lib/matoolkit",
+    createHash("sha256").update(preferred).digest("hex").slice(0, 12),
+    "postgres",
+  );
+  logger.warn(
+    { preferred, blocked, dataDir: fallback },
+    "the postgres user cannot reach the data directory; using a directory under /var/lib/matoolkit",
+  );
   return fallback;
 }

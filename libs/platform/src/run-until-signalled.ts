@@ -2,12 +2,17 @@
  * Runs a service until SIGINT/SIGTERM, then shuts it down once (second signal: exit now).
  * Start-up errors print one clear line and exit 1: configuration mistakes fail fast.
  */
-export async function runUntilSignalled(name: string, start: () => Promise<() => Promise<void>>): Promise<void> {
+export async function runUntilSignalled(
+  name: string,
+  start: () => Promise<() => Promise<void>>,
+): Promise<void> {
   let stop: () => Promise<void>;
   try {
     stop = await start();
   } catch (error) {
-    process.stderr.write(`${name}: failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(
+      `${name}: failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
     process.exit(1);
   }
   let stopping = false;
@@ -19,7 +24,9 @@ export async function runUntilSignalled(name: string, start: () => Promise<() =>
       await stop();
       process.exit(0);
     } catch (error) {
-      process.stderr.write(`${name}: shutdown failed: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.stderr.write(
+        `${name}: shutdown failed: ${error instanceof Error ? error.message : String(error)}\n`,
+      );
       process.exit(1);
     }
   };

@@ -1,4 +1,5 @@
 export * from "./ports/index.ts";
+export * from "./topology.ts";
 export { createLogger, redactedLogPaths } from "./logger.ts";
 export type { Logger, LoggerOptions, LogLevel } from "./logger.ts";
 export { serializeErrorSafely } from "./serialize-error-safely.ts";

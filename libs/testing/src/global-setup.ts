@@ -37,7 +37,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
       "SELECT datname FROM pg_database WHERE datname LIKE $1",
       [`matoolkit_t${process.pid}_%`],
     );
-    for (const row of leftovers.rows) await admin.query(`DROP DATABASE IF EXISTS ${row.datname} WITH (FORCE)`);
+    for (const row of leftovers.rows)
+      await admin.query(`DROP DATABASE IF EXISTS ${row.datname} WITH (FORCE)`);
     await admin.query(`DROP DATABASE IF EXISTS ${templateDatabase} WITH (FORCE)`);
     await admin.end();
     await server.stop();

@@ -21,7 +21,12 @@ export interface TestPostgresServer {
 export async function startTestPostgresServer(env: NodeJS.ProcessEnv): Promise<TestPostgresServer> {
   const external = env.TEST_DATABASE_URL;
   if (external !== undefined && external !== "") {
-    return { kind: "external", adminUrl: external, urlFor: (db) => withDatabase(external, db), stop: async () => {} };
+    return {
+      kind: "external",
+      adminUrl: external,
+      urlFor: (db) => withDatabase(external, db),
+      stop: async () => {},
+    };
   }
   if (dockerEngineAvailable(env)) {
     const { PostgreSqlContainer } = await import("@testcontainers/postgresql");
@@ -39,7 +44,11 @@ export async function startTestPostgresServer(env: NodeJS.ProcessEnv): Promise<T
   const dataDir = mkdtempSync(join(tmpdir(), "matoolkit-test-pg-"));
   // As root, PostgreSQL runs as the `postgres` OS user, which must be able to enter this directory.
   chmodSync(dataDir, 0o755);
-  const server = await startEmbeddedPostgres({ dataDir: join(dataDir, "data"), port: await freePort(), persistent: false });
+  const server = await startEmbeddedPostgres({
+    dataDir: join(dataDir, "data"),
+    port: await freePort(),
+    persistent: false,
+  });
   return {
     kind: "embedded",
     adminUrl: server.adminUrl,

@@ -1,12 +1,13 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Db } from "@matoolkit/db";
-import type { Logger } from "@matoolkit/runtime";
+import type { Logger, MessageBus } from "@matoolkit/runtime";
 import { createAdminApi } from "./app.ts";
 import type { TokenVerifier } from "./auth/index.ts";
 
 export interface AdminApiOptions {
   readonly db: Db;
+  readonly bus: MessageBus;
   readonly verifier: TokenVerifier;
   readonly logger: Logger;
   readonly host: string;
@@ -19,7 +20,12 @@ export interface RunningAdminApi {
 }
 
 export async function startAdminApiService(options: AdminApiOptions): Promise<RunningAdminApi> {
-  const app = createAdminApi({ db: options.db, verifier: options.verifier, logger: options.logger.child({ service: "admin-api" }) });
+  const app = createAdminApi({
+    db: options.db,
+    bus: options.bus,
+    verifier: options.verifier,
+    logger: options.logger.child({ service: "admin-api" }),
+  });
   const server = await new Promise<Server>((resolveServer, reject) => {
     const listening = app.listen(options.port, options.host, () => resolveServer(listening));
     listening.once("error", reject);

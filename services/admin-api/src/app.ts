@@ -1,6 +1,6 @@
 import express, { type Express } from "express";
 import type { Db } from "@matoolkit/db";
-import type { Logger } from "@matoolkit/runtime";
+import type { Logger, MessageBus } from "@matoolkit/runtime";
 import { authenticate, requireAuthenticated, type TokenVerifier } from "./auth/index.ts";
 import { errorHandler } from "./http/api-error.ts";
 import { batchRoutes } from "./routes/batches.routes.ts";
@@ -10,13 +10,18 @@ import { runbookRoutes } from "./routes/runbooks.routes.ts";
  * The admin API (000 "Admin API Internals"). Every route is behind authentication: reads need
  * any valid token, writes the Admin role (checked per route). There is no unauthenticated mode.
  */
-export function createAdminApi(options: { db: Db; verifier: TokenVerifier; logger: Logger }): Express {
+export function createAdminApi(options: {
+  db: Db;
+  bus: MessageBus;
+  verifier: TokenVerifier;
+  logger: Logger;
+}): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("query parser", "simple");
   const api = express.Router();
   api.use(authenticate(options.verifier), requireAuthenticated);
-  api.use("/runbooks", runbookRoutes(options.db));
+  api.use("/runbooks", runbookRoutes(options.db, options.bus));
   api.use("/batches", batchRoutes(options.db));
   app.use("/api", api);
   app.use((_req, res) => {

@@ -8,6 +8,7 @@ await runUntilSignalled("admin-api", async () => {
   const platform = await bootPlatform(platformConfigFromEnv(process.env), "admin-api");
   const api = await startAdminApiService({
     db: platform.db,
+    bus: platform.bus,
     verifier: await createVerifierForConfig(authConfigFromEnv(process.env)),
     logger: platform.logger,
     ...adminApiConfigFromEnv(process.env),

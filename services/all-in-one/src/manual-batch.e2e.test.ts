@@ -29,8 +29,15 @@ beforeAll(async () => {
     LOG_LEVEL: "silent",
     MATOOLKIT_POLL_SWEEP_SECONDS: "5",
   });
-  const token = (roles: string[]) =>
-    issueLocalToken({ dataDir, issuer: "matoolkit-local", audience: "api://matoolkit", roles, name: `e2e-${roles.join("-") || "none"}@example.test`, ttlSeconds: 600 });
+  const token = (roles: Array<"Admin" | "Reader">) =>
+    issueLocalToken({
+      dataDir,
+      issuer: "matoolkit-local",
+      audience: "api://matoolkit",
+      roles,
+      name: `e2e-${roles.join("-") || "none"}@example.test`,
+      ttlSeconds: 600,
+    });
   admin = await token(["Admin"]);
   reader = await token(["Reader"]);
 });
@@ -41,7 +48,11 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function api(method: string, path: string, options: { token?: string; body?: string; type?: string } = {}) {
+async function api(
+  method: string,
+  path: string,
+  options: { token?: string; body?: string; type?: string } = {},
+) {
   const headers: Record<string, string> = {};
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
   if (options.type !== undefined) headers["content-type"] = options.type;
@@ -62,12 +73,28 @@ async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean
 const batchStatus = (id: number) => api("GET", `/batches/${id}`, { token: reader }).then((r) => r.body);
 
 async function runBatch(csv: string): Promise<number> {
-  const created = await api("POST", "/batches?runbook=contoso-pilot", { token: admin, body: csv, type: "text/csv" });
+  const created = await api("POST", "/batches?runbook=contoso-pilot", {
+    token: admin,
+    body: csv,
+    type: "text/csv",
+  });
   expect(created.status).toBe(201);
-  expect(created.body).toMatchObject({ isManual: true, status: "detected", memberCount: 3, batchStartTime: null });
+  expect(created.body).toMatchObject({
+    isManual: true,
+    status: "detected",
+    memberCount: 3,
+    batchStartTime: null,
+  });
   const id = created.body.id as number;
-  expect((await api("POST", `/batches/${id}/advance`, { token: admin })).body).toEqual({ action: "init", batchId: id });
-  await eventually(() => batchStatus(id), (b) => b.status === "active", "init to finish");
+  expect((await api("POST", `/batches/${id}/advance`, { token: admin })).body).toEqual({
+    action: "init",
+    batchId: id,
+  });
+  await eventually(
+    () => batchStatus(id),
+    (b) => b.status === "active",
+    "init to finish",
+  );
   for (const phase of ["pre-checks", "cutover"]) {
     const advanced = await api("POST", `/batches/${id}/advance`, { token: admin });
     expect(advanced.status).toBe(202);
@@ -78,13 +105,21 @@ async function runBatch(csv: string): Promise<number> {
       `phase ${phase} to finish`,
     );
   }
-  await eventually(() => batchStatus(id), (b) => b.status === "completed" || b.status === "failed", "batch to end");
+  await eventually(
+    () => batchStatus(id),
+    (b) => b.status === "completed" || b.status === "failed",
+    "batch to end",
+  );
   return id;
 }
 
 describe("manual batch through the admin API", () => {
   it("publishes the sample runbook as version 1", async () => {
-    const published = await api("POST", "/runbooks", { token: admin, body: example("contoso-pilot.yaml"), type: "application/yaml" });
+    const published = await api("POST", "/runbooks", {
+      token: admin,
+      body: example("contoso-pilot.yaml"),
+      type: "application/yaml",
+    });
     expect(published.status).toBe(201);
     expect(published.body).toMatchObject({ name: "contoso-pilot", version: 1, isActive: true });
   });
@@ -94,18 +129,33 @@ describe("manual batch through the admin API", () => {
     const { db } = database;
     const batch = await db.selectFrom("batches").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
     expect(batch.status).toBe("completed");
-    const phases = await db.selectFrom("phaseExecutions").select(["phaseName", "status"]).where("batchId", "=", id).orderBy("sequence").execute();
+    const phases = await db
+      .selectFrom("phaseExecutions")
+      .select(["phaseName", "status"])
+      .where("batchId", "=", id)
+      .orderBy("sequence")
+      .execute();
     expect(phases).toEqual([
       { phaseName: "pre-checks", status: "completed" },
       { phaseName: "cutover", status: "completed" },
     ]);
-    const steps = await db.selectFrom("stepExecutions").select(["status", "pollCount"]).where("batchId", "=", id).execute();
+    const steps = await db
+      .selectFrom("stepExecutions")
+      .select(["status", "pollCount"])
+      .where("batchId", "=", id)
+      .execute();
     expect(steps).toHaveLength(3 * 2 * 2);
     expect(new Set(steps.map((s) => s.status))).toEqual(new Set(["succeeded"]));
-    const members = await db.selectFrom("batchMembers").select(["status", "workerDataJson"]).where("batchId", "=", id).execute();
+    const members = await db
+      .selectFrom("batchMembers")
+      .select(["status", "workerDataJson"])
+      .where("batchId", "=", id)
+      .execute();
     expect(members.map((m) => m.status)).toEqual(["active", "active", "active"]);
     // output_params of notify-user landed in worker_data_json and fed set-primary-email.
-    expect(members.every((m) => typeof (m.workerDataJson as Record<string, unknown>).NotifiedAddress === "string")).toBe(true);
+    expect(
+      members.every((m) => typeof (m.workerDataJson as Record<string, unknown>).NotifiedAddress === "string"),
+    ).toBe(true);
     const inits = await db.selectFrom("initExecutions").select("status").where("batchId", "=", id).execute();
     expect(inits).toEqual([{ status: "succeeded" }]);
   });
@@ -113,13 +163,25 @@ describe("manual batch through the admin API", () => {
   it("isolates a member whose step fails: member failed, its later steps cancelled, the others succeed", async () => {
     const id = await runBatch(example("members-one-fails.csv"));
     const { db } = database;
-    const members = await db.selectFrom("batchMembers").select(["id", "memberKey", "status"]).where("batchId", "=", id).orderBy("id").execute();
+    const members = await db
+      .selectFrom("batchMembers")
+      .select(["id", "memberKey", "status"])
+      .where("batchId", "=", id)
+      .orderBy("id")
+      .execute();
     expect(members.map((m) => m.status)).toEqual(["active", "failed", "active"]);
     const failedMember = members[1]!;
     const steps = await db
       .selectFrom("stepExecutions")
       .innerJoin("phaseExecutions", "phaseExecutions.id", "stepExecutions.phaseExecutionId")
-      .select(["stepExecutions.batchMemberId", "phaseExecutions.phaseName", "stepExecutions.stepName", "stepExecutions.status", "stepExecutions.errorCode", "stepExecutions.errorMessage"])
+      .select([
+        "stepExecutions.batchMemberId",
+        "phaseExecutions.phaseName",
+        "stepExecutions.stepName",
+        "stepExecutions.status",
+        "stepExecutions.errorCode",
+        "stepExecutions.errorMessage",
+      ])
       .where("stepExecutions.batchId", "=", id)
       .execute();
     const ofFailed = steps.filter((s) => s.batchMemberId === failedMember.id);
@@ -131,54 +193,118 @@ describe("manual batch through the admin API", () => {
     const ofOthers = steps.filter((s) => s.batchMemberId !== failedMember.id);
     expect(ofOthers).toHaveLength(2 * 2 * 2);
     expect(ofOthers.every((s) => s.status === "succeeded")).toBe(true);
-    const phases = await db.selectFrom("phaseExecutions").select(["phaseName", "status"]).where("batchId", "=", id).orderBy("sequence").execute();
+    const phases = await db
+      .selectFrom("phaseExecutions")
+      .select(["phaseName", "status"])
+      .where("batchId", "=", id)
+      .orderBy("sequence")
+      .execute();
     expect(phases.map((p) => p.status)).toEqual(["completed", "completed"]);
-    const batch = await db.selectFrom("batches").select("status").where("id", "=", id).executeTakeFirstOrThrow();
+    const batch = await db
+      .selectFrom("batches")
+      .select("status")
+      .where("id", "=", id)
+      .executeTakeFirstOrThrow();
     expect(batch.status).toBe("completed");
     // The transition timeline records the isolation.
-    const memberEvents = await db.selectFrom("events").select(["fromStatus", "toStatus"]).where("entity", "=", "member").where("entityId", "=", failedMember.id).execute();
+    const memberEvents = await db
+      .selectFrom("events")
+      .select(["fromStatus", "toStatus"])
+      .where("entity", "=", "member")
+      .where("entityId", "=", failedMember.id)
+      .execute();
     expect(memberEvents).toEqual([{ fromStatus: "active", toStatus: "failed" }]);
   });
 
   it("rejects a runbook with three mistakes, listing all three with line:column, and stores nothing", async () => {
-    const before = await database.db.selectFrom("runbooks").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
-    const response = await api("POST", "/runbooks", { token: admin, body: example("bad-runbook.yaml"), type: "application/yaml" });
+    const before = await database.db
+      .selectFrom("runbooks")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .executeTakeFirstOrThrow();
+    const response = await api("POST", "/runbooks", {
+      token: admin,
+      body: example("bad-runbook.yaml"),
+      type: "application/yaml",
+    });
     expect(response.status).toBe(400);
     expect(response.body.error.code).toBe("runbook.invalid");
-    expect(response.body.error.details.problems.map((p: { line: number; column: number; path: string }) => `${p.line}:${p.column} ${p.path}`)).toEqual([
+    expect(
+      response.body.error.details.problems.map(
+        (p: { line: number; column: number; path: string }) => `${p.line}:${p.column} ${p.path}`,
+      ),
+    ).toEqual([
       "10:13 phases[0].offset",
       "15:15 phases[0].steps[1].name",
       "18:21 phases[0].steps[1].on_failure",
     ]);
-    const after = await database.db.selectFrom("runbooks").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
+    const after = await database.db
+      .selectFrom("runbooks")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .executeTakeFirstOrThrow();
     expect(after.n).toBe(before.n);
   });
 
   it("refuses requests without a token (401) and writes from a Reader (403), writing nothing", async () => {
-    const count = () => database.db.selectFrom("batches").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow().then((r) => r.n);
+    const count = () =>
+      database.db
+        .selectFrom("batches")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .executeTakeFirstOrThrow()
+        .then((r) => r.n);
     const before = await count();
-    const anonymous = await api("POST", "/batches?runbook=contoso-pilot", { body: example("members.csv"), type: "text/csv" });
+    const anonymous = await api("POST", "/batches?runbook=contoso-pilot", {
+      body: example("members.csv"),
+      type: "text/csv",
+    });
     expect(anonymous.status).toBe(401);
     expect(anonymous.body.error.code).toBe("auth.unauthenticated");
     expect((await api("GET", "/batches")).status).toBe(401);
-    const asReader = await api("POST", "/batches?runbook=contoso-pilot", { token: reader, body: example("members.csv"), type: "text/csv" });
+    const asReader = await api("POST", "/batches?runbook=contoso-pilot", {
+      token: reader,
+      body: example("members.csv"),
+      type: "text/csv",
+    });
     expect(asReader.status).toBe(403);
     expect(asReader.body.error.code).toBe("auth.forbidden");
-    expect((await api("POST", "/runbooks", { token: reader, body: example("contoso-pilot.yaml"), type: "application/yaml" })).status).toBe(403);
+    expect(
+      (
+        await api("POST", "/runbooks", {
+          token: reader,
+          body: example("contoso-pilot.yaml"),
+          type: "application/yaml",
+        })
+      ).status,
+    ).toBe(403);
     expect((await api("GET", "/batches", { token: reader })).status).toBe(200);
     expect(await count()).toBe(before);
   });
 
   it("rejects malformed CSV naming the line, and writes nothing", async () => {
-    const count = () => database.db.selectFrom("batchMembers").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow().then((r) => r.n);
+    const count = () =>
+      database.db
+        .selectFrom("batchMembers")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .executeTakeFirstOrThrow()
+        .then((r) => r.n);
     const before = await count();
-    const csv = "UserPrincipalName,PreCheck\na@contoso.test,Echo\nb@contoso.test,Echo,extra\na@contoso.test,Echo\n";
-    const response = await api("POST", "/batches?runbook=contoso-pilot", { token: admin, body: csv, type: "text/csv" });
+    const csv =
+      "UserPrincipalName,PreCheck\na@contoso.test,Echo\nb@contoso.test,Echo,extra\na@contoso.test,Echo\n";
+    const response = await api("POST", "/batches?runbook=contoso-pilot", {
+      token: admin,
+      body: csv,
+      type: "text/csv",
+    });
     expect(response.status).toBe(400);
     expect(response.body.error.message).toMatch(/line 3/);
-    const duplicate = await api("POST", "/batches?runbook=contoso-pilot", { token: admin, body: "UserPrincipalName\na@x.test\na@x.test\n", type: "text/csv" });
+    const duplicate = await api("POST", "/batches?runbook=contoso-pilot", {
+      token: admin,
+      body: "UserPrincipalName\na@x.test\na@x.test\n",
+      type: "text/csv",
+    });
     expect(duplicate.status).toBe(400);
-    expect(duplicate.body.error.details.problems).toEqual([{ line: 3, message: "duplicate primary key (same as line 2)" }]);
+    expect(duplicate.body.error.details.problems).toEqual([
+      { line: 3, message: "duplicate primary key (same as line 2)" },
+    ]);
     expect(JSON.stringify(duplicate.body)).not.toContain("a@x.test");
     expect(await count()).toBe(before);
   });

@@ -1,8 +1,18 @@
-import { authConfigFromEnv, createVerifierForConfig, startAdminApiService, adminApiConfigFromEnv } from "@matoolkit/admin-api";
+import {
+  authConfigFromEnv,
+  createVerifierForConfig,
+  startAdminApiService,
+  adminApiConfigFromEnv,
+} from "@matoolkit/admin-api";
 import { startOrchestratorService } from "@matoolkit/orchestrator";
 import { bootPlatform, platformConfigFromEnv, type Platform } from "@matoolkit/platform";
 import { schedulerConfigFromEnv, startSchedulerService } from "@matoolkit/scheduler";
-import { createDiagnosticFunctions, createFunctionRegistry, startWorkerService, workerConfigFromEnv } from "@matoolkit/worker";
+import {
+  createDiagnosticFunctions,
+  createFunctionRegistry,
+  startWorkerService,
+  workerConfigFromEnv,
+} from "@matoolkit/worker";
 
 export interface RunningSystem {
   readonly platform: Platform;
@@ -36,7 +46,13 @@ export async function startAll(env: Record<string, string | undefined>): Promise
     registry: createFunctionRegistry(createDiagnosticFunctions()),
   });
   await startSchedulerService({ db, timers, logger, ...schedulerConfig });
-  const api = await startAdminApiService({ db, verifier: await createVerifierForConfig(authConfig), logger, ...apiConfig });
+  const api = await startAdminApiService({
+    db,
+    bus,
+    verifier: await createVerifierForConfig(authConfig),
+    logger,
+    ...apiConfig,
+  });
   return {
     platform,
     apiUrl: api.url,

@@ -12,7 +12,12 @@ export interface BatchInfo {
 export async function loadBatchInfo(db: Db, batchId: number): Promise<BatchInfo | undefined> {
   const batch = await getBatchWithRunbook(db, batchId);
   if (batch === undefined) return undefined;
-  return { id: batch.id, status: batch.status, runbookName: batch.runbookName, batchStartTime: batch.batchStartTime };
+  return {
+    id: batch.id,
+    status: batch.status,
+    runbookName: batch.runbookName,
+    batchStartTime: batch.batchStartTime,
+  };
 }
 
 /** Template variables of one member (data columns, worker outputs, specials) or of the batch (init). */

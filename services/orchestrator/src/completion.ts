@@ -1,4 +1,11 @@
-import { getPhase, listPhases, listStepsByPhase, transitionBatch, transitionPhase, type Db } from "@matoolkit/db";
+import {
+  getPhase,
+  listPhases,
+  listStepsByPhase,
+  transitionBatch,
+  transitionPhase,
+  type Db,
+} from "@matoolkit/db";
 import { executionMachine, phaseMachine, type ExecutionStatus } from "@matoolkit/domain";
 import type { FollowUps, OrchestratorContext } from "./context.ts";
 
@@ -33,7 +40,9 @@ export async function checkPhaseCompletion(db: Db, phaseId: number): Promise<num
     statuses.push(step.status);
     byMember.set(step.batchMemberId, statuses);
   }
-  const succeeded = [...byMember.values()].filter((statuses) => statuses.every((s) => s === "succeeded")).length;
+  const succeeded = [...byMember.values()].filter((statuses) =>
+    statuses.every((s) => s === "succeeded"),
+  ).length;
   const event = succeeded > 0 ? "complete" : "fail";
   const reason = `${succeeded} of ${byMember.size} members succeeded`;
   const won = await transitionPhase(db, phaseId, event, { reason });

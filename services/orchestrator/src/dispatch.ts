@@ -20,7 +20,13 @@ export type DispatchOutcome =
 export async function dispatchExecution(
   trx: Db,
   ctx: OrchestratorContext,
-  args: { ref: ExecutionRef; row: ExecutionRow; batch: BatchInfo; runbookVersion: number; variables: Record<string, unknown> },
+  args: {
+    ref: ExecutionRef;
+    row: ExecutionRow;
+    batch: BatchInfo;
+    runbookVersion: number;
+    variables: Record<string, unknown>;
+  },
 ): Promise<DispatchOutcome> {
   const { ref, row, batch } = args;
   let functionName = row.functionName;
@@ -58,7 +64,9 @@ export async function dispatchExecution(
  * steps): the first that has not succeeded, if it is still pending. Anything in flight or failed
  * blocks the chain, which is what keeps steps sequential per member.
  */
-export function nextDispatchable<T extends { status: string; stepIndex: number }>(rows: readonly T[]): T | undefined {
+export function nextDispatchable<T extends { status: string; stepIndex: number }>(
+  rows: readonly T[],
+): T | undefined {
   const ordered = [...rows].sort((a, b) => a.stepIndex - b.stepIndex);
   for (const row of ordered) {
     if (row.status === "succeeded") continue;

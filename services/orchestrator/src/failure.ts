@@ -32,7 +32,12 @@ export async function handleFailedExecution(
       set: { retryCount: row.retryCount + 1, jobId: null, completedAt: null, retryAfter: retryAt },
     });
     if (pending !== undefined) {
-      await sendSelfCheck(trx, { type: "retry-check", ref: args.ref, at: retryAt, attempt: pending.retryCount });
+      await sendSelfCheck(trx, {
+        type: "retry-check",
+        ref: args.ref,
+        at: retryAt,
+        attempt: pending.retryCount,
+      });
       return;
     }
   }
@@ -50,7 +55,11 @@ export async function handleTerminalFailure(
 ): Promise<void> {
   const { ref, row, batch } = args;
   if (ref.kind === "init") {
-    await sendRollback(trx, ctx, { ...args, runbookVersion: row.runbookVersion ?? 0, variables: variablesFor(batch) });
+    await sendRollback(trx, ctx, {
+      ...args,
+      runbookVersion: row.runbookVersion ?? 0,
+      variables: variablesFor(batch),
+    });
     for (const init of await listInitsByBatch(trx, batch.id, row.runbookVersion ?? undefined)) {
       if (init.status === "pending") await transitionInit(trx, init.id, "cancel", { reason: "init failed" });
     }
@@ -60,8 +69,16 @@ export async function handleTerminalFailure(
   const member = row.batchMemberId === null ? undefined : await getMember(trx, row.batchMemberId);
   const phase = row.phaseExecutionId === null ? undefined : await getPhase(trx, row.phaseExecutionId);
   if (member === undefined || phase === undefined) return;
-  await sendRollback(trx, ctx, { ...args, runbookVersion: phase.runbookVersion, variables: variablesFor(batch, member) });
-  await failMember(trx, { memberId: member.id, reason: `step ${row.stepName} failed`, followUps: args.followUps });
+  await sendRollback(trx, ctx, {
+    ...args,
+    runbookVersion: phase.runbookVersion,
+    variables: variablesFor(batch, member),
+  });
+  await failMember(trx, {
+    memberId: member.id,
+    reason: `step ${row.stepName} failed`,
+    followUps: args.followUps,
+  });
 }
 
 /** 000 HandleMemberFailureAsync: member failed, every non-terminal step of it in every phase cancelled. */
@@ -79,7 +96,13 @@ export async function failMember(
 async function sendRollback(
   trx: Db,
   ctx: OrchestratorContext,
-  args: { ref: ExecutionRef; row: ExecutionRow; batch: BatchInfo; runbookVersion: number; variables: Record<string, unknown> },
+  args: {
+    ref: ExecutionRef;
+    row: ExecutionRow;
+    batch: BatchInfo;
+    runbookVersion: number;
+    variables: Record<string, unknown>;
+  },
 ): Promise<void> {
   const { ref, row, batch } = args;
   if (row.onFailure === null) return;
@@ -109,5 +132,8 @@ async function sendRollback(
       );
     }
   }
-  ctx.logger.warn({ batchId: batch.id, stepExecutionId: ref.id, rollback: row.onFailure, steps: sequence.length }, "rollback dispatched");
+  ctx.logger.warn(
+    { batchId: batch.id, stepExecutionId: ref.id, rollback: row.onFailure, steps: sequence.length },
+    "rollback dispatched",
+  );
 }

@@ -3,11 +3,16 @@ import {
   isOrchestratorEventType,
   orchestratorEventSchemas,
   routingProperties,
-  topics,
   workerResultMessageSchema,
   type OrchestratorEvent,
 } from "@matoolkit/domain";
-import type { Delivery, Logger, MessageBus } from "@matoolkit/runtime";
+import {
+  orchestratorEventsSubscription,
+  workerResultsSubscription,
+  type Delivery,
+  type Logger,
+  type MessageBus,
+} from "@matoolkit/runtime";
 import { runFollowUps } from "./completion.ts";
 import { emptyFollowUps, type FollowUps, type OrchestratorContext } from "./context.ts";
 import { handleBatchInit } from "./handlers/batch-init.ts";
@@ -34,13 +39,11 @@ export async function startOrchestratorService(options: OrchestratorOptions): Pr
     now: options.now ?? (() => new Date()),
   };
   const concurrency = options.concurrency ?? 8;
-  await options.bus.subscribe(
-    { topic: topics.orchestratorEvents, name: "orchestrator", concurrency },
-    (delivery) => handleOrchestratorEvent(ctx, delivery),
+  await options.bus.subscribe({ ...orchestratorEventsSubscription, concurrency }, (delivery) =>
+    handleOrchestratorEvent(ctx, delivery),
   );
-  await options.bus.subscribe(
-    { topic: topics.workerResults, name: "orchestrator", concurrency },
-    (delivery) => handleResultDelivery(ctx, delivery),
+  await options.bus.subscribe({ ...workerResultsSubscription, concurrency }, (delivery) =>
+    handleResultDelivery(ctx, delivery),
   );
   return ctx;
 }
@@ -48,16 +51,24 @@ export async function startOrchestratorService(options: OrchestratorOptions): Pr
 export async function handleOrchestratorEvent(ctx: OrchestratorContext, delivery: Delivery): Promise<void> {
   const type = delivery.properties[routingProperties.messageType];
   if (!isOrchestratorEventType(type)) {
-    ctx.logger.error({ messageId: delivery.id, reason: "message.invalid", messageType: type }, "unknown MessageType: dropped");
+    ctx.logger.error(
+      { messageId: delivery.id, reason: "message.invalid", messageType: type },
+      "unknown MessageType: dropped",
+    );
     return;
   }
   const parsed = orchestratorEventSchemas[type].safeParse(delivery.body);
   if (!parsed.success) {
     // A malformed message will never become valid: acknowledging it beats ten futile retries.
-    ctx.logger.error({ messageId: delivery.id, reason: "message.invalid", messageType: type }, "invalid message body: dropped");
+    ctx.logger.error(
+      { messageId: delivery.id, reason: "message.invalid", messageType: type },
+      "invalid message body: dropped",
+    );
     return;
   }
-  await inTransaction(ctx, (trx, followUps) => route(trx, ctx, { type, body: parsed.data } as OrchestratorEvent, followUps));
+  await inTransaction(ctx, (trx, followUps) =>
+    route(trx, ctx, { type, body: parsed.data } as OrchestratorEvent, followUps),
+  );
 }
 
 async function handleResultDelivery(ctx: OrchestratorContext, delivery: Delivery): Promise<void> {
@@ -66,10 +77,17 @@ async function handleResultDelivery(ctx: OrchestratorContext, delivery: Delivery
     ctx.logger.error({ messageId: delivery.id, reason: "message.invalid" }, "invalid worker result: dropped");
     return;
   }
-  await inTransaction(ctx, (trx, followUps) => handleWorkerResult(trx, { ...ctx, db: trx }, parsed.data, followUps));
+  await inTransaction(ctx, (trx, followUps) =>
+    handleWorkerResult(trx, { ...ctx, db: trx }, parsed.data, followUps),
+  );
 }
 
-function route(trx: Db, ctx: OrchestratorContext, event: OrchestratorEvent, followUps: FollowUps): Promise<void> {
+function route(
+  trx: Db,
+  ctx: OrchestratorContext,
+  event: OrchestratorEvent,
+  followUps: FollowUps,
+): Promise<void> {
   const scoped = { ...ctx, db: trx };
   switch (event.type) {
     case "batch-init":

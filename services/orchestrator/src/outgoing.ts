@@ -51,7 +51,14 @@ export async function sendWorkerJob(
 /** Fire-and-forget jobs (rollback and member-removed steps): not tracked as executions (000). */
 export async function sendUntrackedJob(
   db: Db,
-  job: { jobId: string; batchId: number; workerId: string; functionName: string; parameters: Record<string, unknown>; correlation: CorrelationData },
+  job: {
+    jobId: string;
+    batchId: number;
+    workerId: string;
+    functionName: string;
+    parameters: Record<string, unknown>;
+    correlation: CorrelationData;
+  },
 ): Promise<void> {
   const body: WorkerJobMessage = {
     JobId: job.jobId,
@@ -74,7 +81,12 @@ export async function sendUntrackedJob(
 /** poll-check / retry-check to ourselves, delivered at `at` (Service Bus ScheduledEnqueueTime). */
 export async function sendSelfCheck(
   db: Db,
-  check: { type: Extract<OrchestratorEventType, "poll-check" | "retry-check">; ref: ExecutionRef; at: Date; attempt: number },
+  check: {
+    type: Extract<OrchestratorEventType, "poll-check" | "retry-check">;
+    ref: ExecutionRef;
+    at: Date;
+    attempt: number;
+  },
 ): Promise<void> {
   const body: PollCheckMessage = { StepExecutionId: check.ref.id, IsInitStep: check.ref.kind === "init" };
   await enqueueOutbox(db, [

@@ -49,7 +49,12 @@ export function prepareExecution(
   };
   try {
     const resolved = resolveStep(step, variables);
-    return { ...base, functionName: resolved.functionName, paramsJson: resolved.params, paramsResolved: true };
+    return {
+      ...base,
+      functionName: resolved.functionName,
+      paramsJson: resolved.params,
+      paramsResolved: true,
+    };
   } catch (error) {
     if (!(error instanceof TemplateResolutionError)) throw error;
     // Keep the templates: a variable may be a worker output of an earlier step that does not

@@ -40,7 +40,12 @@ export async function advanceMember(
     variables: variablesFor(args.batch, member),
   });
   if (outcome.kind === "failed") {
-    await handleTerminalFailure(trx, ctx, { ref: { kind: "step", id: next.id }, row: outcome.row, batch: args.batch, followUps: args.followUps });
+    await handleTerminalFailure(trx, ctx, {
+      ref: { kind: "step", id: next.id },
+      row: outcome.row,
+      batch: args.batch,
+      followUps: args.followUps,
+    });
   }
 }
 
@@ -68,6 +73,11 @@ export async function advanceInit(
     variables: variablesFor(args.batch),
   });
   if (outcome.kind === "failed") {
-    await handleTerminalFailure(trx, ctx, { ref: { kind: "init", id: next.id }, row: outcome.row, batch: args.batch, followUps: args.followUps });
+    await handleTerminalFailure(trx, ctx, {
+      ref: { kind: "init", id: next.id },
+      row: outcome.row,
+      batch: args.batch,
+      followUps: args.followUps,
+    });
   }
 }

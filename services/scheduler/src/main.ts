@@ -6,7 +6,12 @@ import { startSchedulerService } from "./scheduler-service.ts";
 await runUntilSignalled("scheduler", async () => {
   const config = schedulerConfigFromEnv(process.env);
   const platform = await bootPlatform(platformConfigFromEnv(process.env), "scheduler");
-  await startSchedulerService({ db: platform.db, timers: platform.timers, logger: platform.logger, ...config });
+  await startSchedulerService({
+    db: platform.db,
+    timers: platform.timers,
+    logger: platform.logger,
+    ...config,
+  });
   platform.logger.info({ pollSweepSeconds: config.pollSweepSeconds }, "scheduler running");
   return () => platform.stop();
 });

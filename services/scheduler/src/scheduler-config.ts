@@ -7,7 +7,11 @@ export const schedulerConfigSchema = z.object({
 export type SchedulerConfig = z.infer<typeof schedulerConfigSchema>;
 
 export function schedulerConfigFromEnv(env: Record<string, string | undefined>): SchedulerConfig {
-  return parseOrExplain(schedulerConfigSchema, { pollSweepSeconds: env.MATOOLKIT_POLL_SWEEP_SECONDS || undefined }, {
-    pollSweepSeconds: "MATOOLKIT_POLL_SWEEP_SECONDS",
-  });
+  return parseOrExplain(
+    schedulerConfigSchema,
+    { pollSweepSeconds: env.MATOOLKIT_POLL_SWEEP_SECONDS || undefined },
+    {
+      pollSweepSeconds: "MATOOLKIT_POLL_SWEEP_SECONDS",
+    },
+  );
 }

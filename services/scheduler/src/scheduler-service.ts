@@ -16,8 +16,11 @@ export interface SchedulerOptions {
  */
 export async function startSchedulerService(options: SchedulerOptions): Promise<void> {
   const logger = options.logger.child({ service: "scheduler" });
-  await options.timers.scheduleRecurring({ name: "scheduler.poll-sweep", everySeconds: options.pollSweepSeconds }, async (firedAt) => {
-    const sent = await sweepDuePolls(options.db, firedAt);
-    if (sent > 0) logger.info({ pollChecks: sent }, "poll sweep sent poll-checks");
-  });
+  await options.timers.scheduleRecurring(
+    { name: "scheduler-poll-sweep", everySeconds: options.pollSweepSeconds },
+    async (firedAt) => {
+      const sent = await sweepDuePolls(options.db, firedAt);
+      if (sent > 0) logger.info({ pollChecks: sent }, "poll sweep sent poll-checks");
+    },
+  );
 }

@@ -42,6 +42,7 @@ beforeAll(async () => {
       await real.publish(message);
     },
     subscribe: (subscription, handler) => real.subscribe(subscription, handler),
+    declareSubscription: (subscription) => real.declareSubscription(subscription),
     deadLetters: (subscription) => real.deadLetters(subscription),
     stop: () => real.stop(),
   };

@@ -1,5 +1,9 @@
-import { routingProperties, topics } from "@matoolkit/domain";
-import type { IdempotencyStore, Logger, MessageBus } from "@matoolkit/runtime";
+import {
+  workerJobsSubscription,
+  type IdempotencyStore,
+  type Logger,
+  type MessageBus,
+} from "@matoolkit/runtime";
 import { createConcurrencyLimiter } from "./concurrency-limiter.ts";
 import type { FunctionRegistry } from "./functions/function-registry.ts";
 import { handleJobDelivery } from "./handle-job-delivery.ts";
@@ -25,7 +29,7 @@ export interface WorkerService {
 
 /** Subscription name of a worker (000: `worker-{workerId}`, filtered on `WorkerId`). */
 export function workerSubscriptionName(workerId: string): string {
-  return `worker-${workerId}`;
+  return workerJobsSubscription(workerId).name;
 }
 
 /** 000 "Cloud Worker": consumes the jobs addressed to one WorkerId and publishes their results. */
@@ -43,12 +47,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   let stopping = false;
 
   await options.bus.subscribe(
-    {
-      topic: topics.workerJobs,
-      name: workerSubscriptionName(options.workerId),
-      filter: { [routingProperties.workerId]: options.workerId },
-      concurrency: options.concurrency,
-    },
+    { ...workerJobsSubscription(options.workerId), concurrency: options.concurrency },
     // The slot is taken before the claim: a job waiting for a slot is not marked as running.
     (delivery) =>
       limiter.run(async () => {

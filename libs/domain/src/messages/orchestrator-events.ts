@@ -57,7 +57,10 @@ export const orchestratorEventTypes = Object.keys(orchestratorEventSchemas) as O
 
 /** A decoded orchestrator event: the `MessageType` property joined to its typed body. */
 export type OrchestratorEvent = {
-  [T in OrchestratorEventType]: { readonly type: T; readonly body: z.infer<(typeof orchestratorEventSchemas)[T]> };
+  [T in OrchestratorEventType]: {
+    readonly type: T;
+    readonly body: z.infer<(typeof orchestratorEventSchemas)[T]>;
+  };
 }[OrchestratorEventType];
 
 export function isOrchestratorEventType(value: string | undefined): value is OrchestratorEventType {

@@ -64,7 +64,8 @@ function assertWellFormed<S extends string, E extends string>(definition: Machin
     if (!known.has(state)) problems.push(`terminal state '${state}' is not a state`);
   }
   for (const [event, transition] of Object.entries<TransitionDefinition<S>>(definition.transitions)) {
-    if (!known.has(transition.to)) problems.push(`event '${event}' leads to unknown state '${transition.to}'`);
+    if (!known.has(transition.to))
+      problems.push(`event '${event}' leads to unknown state '${transition.to}'`);
     for (const from of transition.from) {
       if (!known.has(from)) problems.push(`event '${event}' fires from unknown state '${from}'`);
     }

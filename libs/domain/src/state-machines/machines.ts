@@ -7,13 +7,21 @@ export const batchMachine = defineMachine({
   states: ["detected", "init_dispatched", "active", "completed", "failed"],
   terminal: ["completed", "failed"],
   transitions: {
-    dispatch_init: { from: ["detected"], to: "init_dispatched", description: "init steps sent to the orchestrator" },
+    dispatch_init: {
+      from: ["detected"],
+      to: "init_dispatched",
+      description: "init steps sent to the orchestrator",
+    },
     activate: {
       from: ["detected", "init_dispatched"],
       to: "active",
       description: "init complete, or the runbook has no init",
     },
-    complete: { from: ["active"], to: "completed", description: "all phases terminal, at least one completed" },
+    complete: {
+      from: ["active"],
+      to: "completed",
+      description: "all phases terminal, at least one completed",
+    },
     fail: {
       from: ["detected", "init_dispatched", "active"],
       to: "failed",
@@ -46,7 +54,11 @@ export const phaseMachine = defineMachine({
   terminal: ["completed", "failed", "skipped", "superseded"],
   transitions: {
     dispatch: { from: ["pending"], to: "dispatched", description: "phase fell due (or was advanced)" },
-    complete: { from: ["dispatched"], to: "completed", description: "all steps terminal, at least one member succeeded" },
+    complete: {
+      from: ["dispatched"],
+      to: "completed",
+      description: "all steps terminal, at least one member succeeded",
+    },
     fail: { from: ["dispatched"], to: "failed", description: "all steps terminal, no member succeeded" },
     skip: { from: ["pending"], to: "skipped", description: "overdue_behavior = ignore" },
     supersede: { from: ["pending"], to: "superseded", description: "replaced by a new runbook version" },
@@ -76,7 +88,11 @@ export const executionMachine = defineMachine({
     },
     start_polling: { from: ["dispatched"], to: "polling", description: "worker returned {complete: false}" },
     time_out_polling: { from: ["polling"], to: "poll_timeout", description: "poll.timeout elapsed" },
-    retry: { from: ["failed", "poll_timeout"], to: "pending", description: "retries left: scheduled retry-check" },
+    retry: {
+      from: ["failed", "poll_timeout"],
+      to: "pending",
+      description: "retries left: scheduled retry-check",
+    },
     cancel: {
       from: ["pending", "dispatched", "polling"],
       to: "cancelled",

@@ -2,7 +2,6 @@ import { toSafeError } from "@matoolkit/domain";
 import type PgBoss from "pg-boss";
 import type { Logger } from "../logger.ts";
 import { startPgListener } from "../pg-listener.ts";
-import { DEFAULT_DEDUPE_WINDOW_SECONDS } from "../ports/index.ts";
 import type {
   DeadLetter,
   DeliveryHandler,
@@ -15,7 +14,7 @@ import type { BusTuning } from "./bus-tuning.ts";
 import { deleteExpiredDedupeKeys, busNotifyChannel, publishMessage } from "./publish-message.ts";
 import type { QueueConsumer } from "./queue-consumer.ts";
 import { readDeadLetters } from "./read-dead-letters.ts";
-import { registerSubscription } from "./register-subscription.ts";
+import { declareSubscription, registerSubscription } from "./register-subscription.ts";
 import type { AnyKysely } from "../any-kysely.ts";
 
 export interface PgBossMessageBusOptions extends BusTuning {
@@ -68,7 +67,7 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
   return {
     async publish(message: OutgoingMessage) {
       const outcome = await publishMessage(
-        { db, boss, dedupeWindowSeconds: tuning.dedupeWindowSeconds ?? DEFAULT_DEDUPE_WINDOW_SECONDS },
+        { db, boss, dedupeWindowSeconds: tuning.dedupeWindowSeconds },
         message,
       );
       if (outcome.status === "duplicate") {
@@ -80,6 +79,11 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
           "no subscription matches the message; dropped",
         );
       }
+    },
+
+    async declareSubscription(subscription: Subscription) {
+      if (stopped) throw new Error("The message bus is stopped");
+      await declareSubscription({ boss, db, tuning, subscription });
     },
 
     async subscribe(subscription: Subscription, handler: DeliveryHandler) {

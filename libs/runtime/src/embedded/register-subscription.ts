@@ -32,12 +32,13 @@ export interface RegisterSubscriptionInput {
 
 /**
  * Makes the subscription durable (its queue, dead-letter queue and filter row outlive this
- * process, so publishers elsewhere fan out to it) and starts consuming it here.
+ * process, so publishers elsewhere fan out to it) without consuming it: messages published from
+ * now on wait in its queue until a consumer starts (a worker pool scaled to zero).
  */
-export async function registerSubscription(
-  input: RegisterSubscriptionInput,
-): Promise<{ queue: string; consumer: QueueConsumer }> {
-  const { topic, name, filter, concurrency } = subscriptionSchema.parse(input.subscription);
+export async function declareSubscription(
+  input: Omit<RegisterSubscriptionInput, "handler" | "logger">,
+): Promise<{ queue: string }> {
+  const { topic, name, filter } = subscriptionSchema.parse(input.subscription);
   assertSubscriptionName(name);
   const { boss, tuning } = input;
   const queue = subscriptionQueue(topic, name);
@@ -62,6 +63,16 @@ export async function registerSubscription(
     VALUES (${topic}, ${name}, ${JSON.stringify(filter)}::jsonb, ${queue})
     ON CONFLICT (topic, name) DO UPDATE SET filter = EXCLUDED.filter, queue = EXCLUDED.queue, updated_at = now()
   `.execute(input.db);
+  return { queue };
+}
+
+/** Declares the subscription (see {@link declareSubscription}) and starts consuming it here. */
+export async function registerSubscription(
+  input: RegisterSubscriptionInput,
+): Promise<{ queue: string; consumer: QueueConsumer }> {
+  const { concurrency } = subscriptionSchema.parse(input.subscription);
+  const { boss, tuning } = input;
+  const { queue } = await declareSubscription(input);
 
   const consumer = startQueueConsumer({
     boss,

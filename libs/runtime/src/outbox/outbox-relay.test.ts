@@ -22,6 +22,7 @@ function recordingBus(failOnceFor: Set<string> = new Set()) {
       published.push(message);
     },
     subscribe: async () => {},
+    declareSubscription: async () => {},
     deadLetters: async () => [],
     stop: async () => {},
   };

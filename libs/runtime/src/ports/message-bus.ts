@@ -55,6 +55,13 @@ export interface DeadLetter {
 
 export interface MessageBus {
   publish(message: OutgoingMessage): Promise<void>;
+  /**
+   * Creates the subscription durably without consuming it, as infrastructure does for Service
+   * Bus (Bicep) or Dapr (declarative subscriptions): messages published from then on wait for a
+   * consumer. A message that matches no subscription at publish time is dropped (Service Bus
+   * semantics), so topology is declared before anything is published to it.
+   */
+  declareSubscription(subscription: Subscription): Promise<void>;
   subscribe(subscription: Subscription, handler: DeliveryHandler): Promise<void>;
   deadLetters(subscription: Pick<Subscription, "topic" | "name">): Promise<DeadLetter[]>;
   stop(): Promise<void>;

@@ -18,7 +18,12 @@ import { conflict, notFound } from "../http/api-error.ts";
 
 export type AdvanceResult =
   | { readonly action: "init"; readonly batchId: number }
-  | { readonly action: "phase"; readonly batchId: number; readonly phaseName: string; readonly phaseExecutionId: number };
+  | {
+      readonly action: "phase";
+      readonly batchId: number;
+      readonly phaseName: string;
+      readonly phaseExecutionId: number;
+    };
 
 /**
  * 000 "Manual Batch Lifecycle" step 2: dispatch init if it is pending, else the next pending
@@ -42,7 +47,11 @@ export async function advanceBatchCommand(db: Db, batchId: number): Promise<Adva
           set: { initDispatchedAt: new Date() },
         });
         if (won === undefined) throw conflict(`batch ${batchId} changed while advancing; try again`);
-        const body: BatchInitMessage = { BatchId: batch.id, RunbookName: batch.runbookName, RunbookVersion: batch.runbookVersion };
+        const body: BatchInitMessage = {
+          BatchId: batch.id,
+          RunbookName: batch.runbookName,
+          RunbookVersion: batch.runbookVersion,
+        };
         await enqueueOutbox(trx, [
           {
             messageId: `batch-init:${batch.id}:${batch.runbookVersion}`,

@@ -1,4 +1,12 @@
-import { getActiveRunbook, insertBatch, insertMembers, insertPhases, transitionBatch, type Batch, type Db } from "@matoolkit/db";
+import {
+  getActiveRunbook,
+  insertBatch,
+  insertMembers,
+  insertPhases,
+  transitionBatch,
+  type Batch,
+  type Db,
+} from "@matoolkit/db";
 import { parseRunbookOrThrow } from "@matoolkit/domain";
 import { parseMembersCsv } from "../csv/parse-members-csv.ts";
 import { notFound } from "../http/api-error.ts";
@@ -37,7 +45,8 @@ export async function createManualBatchCommand(
     );
     const batch =
       runbook.init.length === 0
-        ? ((await transitionBatch(trx, created.id, "activate", { reason: "runbook has no init steps" })) ?? created)
+        ? ((await transitionBatch(trx, created.id, "activate", { reason: "runbook has no init steps" })) ??
+          created)
         : created;
     return { batch, memberCount: members.length };
   });

@@ -1,5 +1,6 @@
 import { publishRunbook, type Db, type Runbook } from "@matoolkit/db";
-import { parseRunbook } from "@matoolkit/domain";
+import { parseRunbook, type RunbookDefinition } from "@matoolkit/domain";
+import { declareWorkerPools, type MessageBus } from "@matoolkit/runtime";
 import { z } from "zod";
 import { ApiError, badRequest } from "../http/api-error.ts";
 
@@ -16,21 +17,43 @@ export type PublishRunbookRequest = z.infer<typeof publishRunbookRequestSchema>;
  * Validates the whole runbook (every problem at once, with line:column) before anything is
  * written, then stores it as the next version and deactivates the previous one.
  */
-export async function publishRunbookCommand(db: Db, request: PublishRunbookRequest): Promise<Runbook> {
+export async function publishRunbookCommand(
+  db: Db,
+  bus: MessageBus,
+  request: PublishRunbookRequest,
+): Promise<Runbook> {
   const parsed = parseRunbook(request.yaml);
   if (!parsed.ok) {
     const summary = parsed.problems.map((p) => `${p.line}:${p.column} ${p.path}: ${p.message}`).join("; ");
-    throw new ApiError(400, "runbook.invalid", `Runbook has ${parsed.problems.length} problem(s): ${summary}`, {
-      problems: parsed.problems,
-    });
+    throw new ApiError(
+      400,
+      "runbook.invalid",
+      `Runbook has ${parsed.problems.length} problem(s): ${summary}`,
+      {
+        problems: parsed.problems,
+      },
+    );
   }
   if (request.name !== undefined && request.name !== parsed.runbook.name) {
     throw badRequest(`name '${request.name}' does not match the runbook's name '${parsed.runbook.name}'`);
   }
+  // Before the version is stored: once it is, jobs may be dispatched to its worker pools, and a
+  // pool's subscription must exist to hold them until the pool's first worker starts.
+  await declareWorkerPools(bus, workerIdsOf(parsed.runbook));
   return publishRunbook(db, {
     name: parsed.runbook.name,
     yamlContent: request.yaml,
     overdueBehavior: request.overdueBehavior,
     rerunInit: request.rerunInit,
   });
+}
+
+function workerIdsOf(runbook: RunbookDefinition): string[] {
+  const steps = [
+    ...runbook.init,
+    ...runbook.phases.flatMap((phase) => phase.steps),
+    ...runbook.onMemberRemoved,
+    ...Object.values(runbook.rollbacks).flat(),
+  ];
+  return steps.map((step) => step.workerId);
 }

@@ -36,7 +36,12 @@ export function parseMembersCsv(text: string, dataSource: DataSourceConfig): Csv
   if (records.length === 0) throw invalid([{ line: 1, message: "the CSV has a header but no member rows" }]);
   const header = Object.keys(records[0]?.record ?? {});
   if (!header.includes(dataSource.primaryKey)) {
-    throw invalid([{ line: 1, message: `missing primary key column '${dataSource.primaryKey}' (columns: ${header.join(", ")})` }]);
+    throw invalid([
+      {
+        line: 1,
+        message: `missing primary key column '${dataSource.primaryKey}' (columns: ${header.join(", ")})`,
+      },
+    ]);
   }
   const problems: CsvProblem[] = [];
   const seen = new Map<string, number>();
@@ -70,7 +75,8 @@ function invalid(problems: CsvProblem[]): ApiError {
 }
 
 function describeCsvError(code: string, message: string): string {
-  if (code === "CSV_RECORD_INCONSISTENT_FIELDS_LENGTH") return "row has a different number of fields than the header";
+  if (code === "CSV_RECORD_INCONSISTENT_FIELDS_LENGTH")
+    return "row has a different number of fields than the header";
   if (code === "CSV_QUOTE_NOT_CLOSED") return "a quoted field is not closed";
   // csv-parse messages name positions, not values, except for a few that quote input; cut them.
   return message.split(":")[0] ?? "malformed CSV";

@@ -29,22 +29,32 @@ export class ApiError extends Error {
 export const badRequest = (message: string, details?: unknown) =>
   new ApiError(400, "validation.invalid_input", message, details);
 export const notFound = (message: string) => new ApiError(404, "resource.not_found", message);
-export const conflict = (message: string, details?: unknown) => new ApiError(409, "state.conflict", message, details);
+export const conflict = (message: string, details?: unknown) =>
+  new ApiError(409, "state.conflict", message, details);
 
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error: unknown, _req, res, _next) => {
     if (error instanceof ApiError) {
-      res.status(error.status).json({ error: { code: error.code, message: error.message, details: error.details } });
+      res
+        .status(error.status)
+        .json({ error: { code: error.code, message: error.message, details: error.details } });
       return;
     }
     const status = httpStatusOfBodyParserError(error);
     if (status !== undefined) {
       const code = status === 413 ? "payload.too_large" : "validation.invalid_input";
-      res.status(status).json({ error: { code, message: sanitizeErrorMessage(String((error as Error).message)) } });
+      res
+        .status(status)
+        .json({ error: { code, message: sanitizeErrorMessage(String((error as Error).message)) } });
       return;
     }
-    logger.error({ reason: "unexpected.exception", err: sanitizeErrorMessage(String(error)) }, "request failed");
-    res.status(500).json({ error: { code: "unexpected.exception", message: "Internal error; see the server log" } });
+    logger.error(
+      { reason: "unexpected.exception", err: sanitizeErrorMessage(String(error)) },
+      "request failed",
+    );
+    res
+      .status(500)
+      .json({ error: { code: "unexpected.exception", message: "Internal error; see the server log" } });
   };
 }
 
@@ -52,5 +62,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
 function httpStatusOfBodyParserError(error: unknown): number | undefined {
   const status = (error as { status?: unknown; type?: unknown } | null)?.status;
   const type = (error as { type?: unknown } | null)?.type;
-  return typeof status === "number" && status >= 400 && status < 500 && typeof type === "string" ? status : undefined;
+  return typeof status === "number" && status >= 400 && status < 500 && typeof type === "string"
+    ? status
+    : undefined;
 }

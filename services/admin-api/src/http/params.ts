@@ -10,7 +10,10 @@ export function positiveIntParam(req: Request, name: string): number {
   return value;
 }
 
-export function pagination(req: Request, defaults = { limit: 100, max: 1000 }): { limit: number; offset: number } {
+export function pagination(
+  req: Request,
+  defaults = { limit: 100, max: 1000 },
+): { limit: number; offset: number } {
   const limit = optionalInt(req, "limit") ?? defaults.limit;
   const offset = optionalInt(req, "offset") ?? 0;
   if (limit < 1 || limit > defaults.max) throw badRequest(`'limit' must be between 1 and ${defaults.max}`);

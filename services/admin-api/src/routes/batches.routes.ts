@@ -20,19 +20,25 @@ export function batchRoutes(db: Db): Router {
   const router = Router();
 
   // POST /api/batches?runbook=<name> with the CSV as the body (Content-Type: text/csv).
-  router.post("/", requireRole("Admin"), express.text({ type: ["text/csv", "text/plain"], limit: "50mb" }), async (req, res) => {
-    const runbookName = optionalString(req, "runbook");
-    if (runbookName === undefined) throw badRequest("query parameter 'runbook' (the runbook name) is required");
-    if (typeof req.body !== "string" || req.body.trim() === "") {
-      throw badRequest("send the members as a CSV body with Content-Type: text/csv");
-    }
-    const { batch, memberCount } = await createManualBatchCommand(db, {
-      runbookName,
-      csv: req.body,
-      createdBy: principalOf(res).identity,
-    });
-    res.status(201).json({ ...batch, runbookName, memberCount });
-  });
+  router.post(
+    "/",
+    requireRole("Admin"),
+    express.text({ type: ["text/csv", "text/plain"], limit: "50mb" }),
+    async (req, res) => {
+      const runbookName = optionalString(req, "runbook");
+      if (runbookName === undefined)
+        throw badRequest("query parameter 'runbook' (the runbook name) is required");
+      if (typeof req.body !== "string" || req.body.trim() === "") {
+        throw badRequest("send the members as a CSV body with Content-Type: text/csv");
+      }
+      const { batch, memberCount } = await createManualBatchCommand(db, {
+        runbookName,
+        csv: req.body,
+        createdBy: principalOf(res).identity,
+      });
+      res.status(201).json({ ...batch, runbookName, memberCount });
+    },
+  );
 
   router.post("/:id/advance", requireRole("Admin"), async (req, res) => {
     res.status(202).json(await advanceBatchCommand(db, positiveIntParam(req, "id")));
@@ -44,7 +50,9 @@ export function batchRoutes(db: Db): Router {
       throw badRequest(`'status' must be one of ${batchMachine.states.join(", ")}`);
     }
     const runbookName = optionalString(req, "runbook");
-    res.json(await listBatches(db, { ...pagination(req), status: status as BatchStatus | undefined, runbookName }));
+    res.json(
+      await listBatches(db, { ...pagination(req), status: status as BatchStatus | undefined, runbookName }),
+    );
   });
 
   router.get("/:id", async (req, res) => {

@@ -1,5 +1,13 @@
 import express, { Router } from "express";
-import { getActiveRunbook, getRunbookVersion, listActiveRunbooks, listRunbookVersions, type Db, type Runbook } from "@matoolkit/db";
+import {
+  getActiveRunbook,
+  getRunbookVersion,
+  listActiveRunbooks,
+  listRunbookVersions,
+  type Db,
+  type Runbook,
+} from "@matoolkit/db";
+import type { MessageBus } from "@matoolkit/runtime";
 import { requireRole } from "../auth/index.ts";
 import { publishRunbookCommand, publishRunbookRequestSchema } from "../commands/publish-runbook.ts";
 import { badRequest, notFound } from "../http/api-error.ts";
@@ -7,7 +15,7 @@ import { positiveIntParam } from "../http/params.ts";
 
 const yamlTypes = ["application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml", "text/plain"];
 
-export function runbookRoutes(db: Db): Router {
+export function runbookRoutes(db: Db, bus: MessageBus): Router {
   const router = Router();
 
   // Body: JSON `{ yaml, name?, overdueBehavior?, rerunInit? }`, or the raw YAML with the
@@ -20,16 +28,26 @@ export function runbookRoutes(db: Db): Router {
     async (req, res) => {
       const raw =
         typeof req.body === "string"
-          ? { yaml: req.body, name: req.query.name, overdueBehavior: req.query.overdueBehavior, rerunInit: queryBoolean(req.query.rerunInit) }
+          ? {
+              yaml: req.body,
+              name: req.query.name,
+              overdueBehavior: req.query.overdueBehavior,
+              rerunInit: queryBoolean(req.query.rerunInit),
+            }
           : req.body;
       const request = publishRunbookRequestSchema.safeParse(raw ?? {});
       if (!request.success) {
         throw badRequest(
           "Send the runbook YAML as the body (Content-Type: application/yaml) or JSON { yaml, overdueBehavior?, rerunInit? }",
-          { problems: request.error.issues.map((issue) => ({ path: issue.path.join("."), message: issue.message })) },
+          {
+            problems: request.error.issues.map((issue) => ({
+              path: issue.path.join("."),
+              message: issue.message,
+            })),
+          },
         );
       }
-      const runbook = await publishRunbookCommand(db, request.data);
+      const runbook = await publishRunbookCommand(db, bus, request.data);
       res.status(201).json(presentRunbook(runbook, false));
     },
   );
@@ -52,7 +70,8 @@ export function runbookRoutes(db: Db): Router {
 
   router.get("/:name/versions/:version", async (req, res) => {
     const runbook = await getRunbookVersion(db, req.params.name, positiveIntParam(req, "version"));
-    if (runbook === undefined) throw notFound(`runbook '${req.params.name}' has no version ${req.params.version}`);
+    if (runbook === undefined)
+      throw notFound(`runbook '${req.params.name}' has no version ${req.params.version}`);
     res.json(presentRunbook(runbook, true));
   });
 

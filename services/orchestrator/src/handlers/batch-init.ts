@@ -10,7 +10,12 @@ import type { Db } from "@matoolkit/db";
  * 000 BatchInitHandler: create the init executions of this runbook version on demand (once:
  * version-aware, a duplicate message finds them and creates nothing), then dispatch the first.
  */
-export async function handleBatchInit(trx: Db, ctx: OrchestratorContext, message: BatchInitMessage, followUps: FollowUps): Promise<void> {
+export async function handleBatchInit(
+  trx: Db,
+  ctx: OrchestratorContext,
+  message: BatchInitMessage,
+  followUps: FollowUps,
+): Promise<void> {
   const batch = await loadBatchInfo(trx, message.BatchId);
   if (batch === undefined) {
     ctx.logger.warn({ batchId: message.BatchId }, "batch-init for a batch that does not exist: ignored");
@@ -23,7 +28,10 @@ export async function handleBatchInit(trx: Db, ctx: OrchestratorContext, message
     return;
   }
   if (batch.status === "detected") {
-    await transitionBatch(trx, batch.id, "dispatch_init", { reason: "batch-init received", set: { initDispatchedAt: ctx.now() } });
+    await transitionBatch(trx, batch.id, "dispatch_init", {
+      reason: "batch-init received",
+      set: { initDispatchedAt: ctx.now() },
+    });
   }
   const existing = await listInitsByBatch(trx, batch.id, message.RunbookVersion);
   if (existing.length === 0) {

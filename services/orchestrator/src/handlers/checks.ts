@@ -3,7 +3,13 @@ import type { PollCheckMessage, RetryCheckMessage } from "@matoolkit/domain";
 import { loadBatchInfo, variablesFor } from "../batch-info.ts";
 import type { FollowUps, OrchestratorContext } from "../context.ts";
 import { dispatchExecution } from "../dispatch.ts";
-import { jobIdFor, loadExecution, recordExecutionPollDispatch, refFromCorrelation, transitionExecution } from "../executions.ts";
+import {
+  jobIdFor,
+  loadExecution,
+  recordExecutionPollDispatch,
+  refFromCorrelation,
+  transitionExecution,
+} from "../executions.ts";
 import { handleTerminalFailure } from "../failure.ts";
 import { sendWorkerJob } from "../outgoing.ts";
 
@@ -14,7 +20,12 @@ const POLL_CLOCK_TOLERANCE_MS = 1000;
  * as a failure (rollback, member failure) and never retried; otherwise re-dispatch the same
  * function with a new job id and poll_count + 1. The step stays `polling` meanwhile.
  */
-export async function handlePollCheck(trx: Db, ctx: OrchestratorContext, message: PollCheckMessage, followUps: FollowUps): Promise<void> {
+export async function handlePollCheck(
+  trx: Db,
+  ctx: OrchestratorContext,
+  message: PollCheckMessage,
+  followUps: FollowUps,
+): Promise<void> {
   const ref = refFromCorrelation(message.IsInitStep, message.StepExecutionId);
   const row = await loadExecution(trx, ref);
   if (row === undefined || row.status !== "polling") return;
@@ -25,28 +36,45 @@ export async function handlePollCheck(trx: Db, ctx: OrchestratorContext, message
   // A second check for the same attempt (the scheduler's sweep after the orchestrator's own timer,
   // beyond the dedupe window) finds the step polled moments ago and leaves it alone.
   const lastPolledAt = row.lastPolledAt ?? row.pollStartedAt ?? now;
-  if (lastPolledAt.getTime() + (row.pollIntervalSec ?? 0) * 1000 > now.getTime() + POLL_CLOCK_TOLERANCE_MS) return;
+  if (lastPolledAt.getTime() + (row.pollIntervalSec ?? 0) * 1000 > now.getTime() + POLL_CLOCK_TOLERANCE_MS)
+    return;
   const startedAt = row.pollStartedAt ?? now;
   if (startedAt.getTime() + (row.pollTimeoutSec ?? 0) * 1000 < now.getTime()) {
     const timedOut = await transitionExecution(trx, ref, "time_out_polling", {
       reason: "poll.timeout",
-      set: { errorCode: "poll.timeout", errorMessage: `no completion within ${row.pollTimeoutSec ?? 0}s of polling`, completedAt: now },
+      set: {
+        errorCode: "poll.timeout",
+        errorMessage: `no completion within ${row.pollTimeoutSec ?? 0}s of polling`,
+        completedAt: now,
+      },
     });
-    if (timedOut !== undefined) await handleTerminalFailure(trx, ctx, { ref, row: timedOut, batch, followUps });
+    if (timedOut !== undefined)
+      await handleTerminalFailure(trx, ctx, { ref, row: timedOut, batch, followUps });
     return;
   }
   const jobId = jobIdFor(ref, row.retryCount, row.pollCount + 1);
   const polled = await recordExecutionPollDispatch(trx, ref, { jobId, lastPolledAt: now });
   if (polled === undefined) return;
   const runbookVersion = await runbookVersionOf(trx, row);
-  await sendWorkerJob(trx, { ref, row: polled, jobId, batchId: batch.id, runbook: { runbookName: batch.runbookName, runbookVersion } });
+  await sendWorkerJob(trx, {
+    ref,
+    row: polled,
+    jobId,
+    batchId: batch.id,
+    runbook: { runbookName: batch.runbookName, runbookVersion },
+  });
 }
 
 /**
  * 000 "Retry Protocol" step 3: dispatch only a step that is still `pending` (it may have been
  * cancelled since the retry was scheduled), and only for a member that is still active.
  */
-export async function handleRetryCheck(trx: Db, ctx: OrchestratorContext, message: RetryCheckMessage, followUps: FollowUps): Promise<void> {
+export async function handleRetryCheck(
+  trx: Db,
+  ctx: OrchestratorContext,
+  message: RetryCheckMessage,
+  followUps: FollowUps,
+): Promise<void> {
   const ref = refFromCorrelation(message.IsInitStep, message.StepExecutionId);
   const row = await loadExecution(trx, ref);
   if (row === undefined || row.status !== "pending") return;
@@ -61,10 +89,14 @@ export async function handleRetryCheck(trx: Db, ctx: OrchestratorContext, messag
     runbookVersion: await runbookVersionOf(trx, row),
     variables: variablesFor(batch, member),
   });
-  if (outcome.kind === "failed") await handleTerminalFailure(trx, ctx, { ref, row: outcome.row, batch, followUps });
+  if (outcome.kind === "failed")
+    await handleTerminalFailure(trx, ctx, { ref, row: outcome.row, batch, followUps });
 }
 
-async function runbookVersionOf(db: Db, row: { runbookVersion: number | null; phaseExecutionId: number | null }): Promise<number> {
+async function runbookVersionOf(
+  db: Db,
+  row: { runbookVersion: number | null; phaseExecutionId: number | null },
+): Promise<number> {
   if (row.runbookVersion !== null) return row.runbookVersion;
   const phase = row.phaseExecutionId === null ? undefined : await getPhase(db, row.phaseExecutionId);
   if (phase === undefined) throw new Error("execution has neither a runbook version nor a phase");

@@ -8,7 +8,12 @@ import {
   transitionMember,
   type Db,
 } from "@matoolkit/db";
-import { resolveStep, TemplateResolutionError, type MemberAddedMessage, type MemberRemovedMessage } from "@matoolkit/domain";
+import {
+  resolveStep,
+  TemplateResolutionError,
+  type MemberAddedMessage,
+  type MemberRemovedMessage,
+} from "@matoolkit/domain";
 import { loadBatchInfo, variablesFor } from "../batch-info.ts";
 import type { FollowUps, OrchestratorContext } from "../context.ts";
 import { sendUntrackedJob } from "../outgoing.ts";
@@ -19,7 +24,12 @@ import { advanceMember } from "../progression.ts";
  * 000 "Member Catch-Up Protocol": a member that joins an active batch gets the steps of every
  * phase already dispatched or completed; pending phases will include it when they fall due.
  */
-export async function handleMemberAdded(trx: Db, ctx: OrchestratorContext, message: MemberAddedMessage, followUps: FollowUps): Promise<void> {
+export async function handleMemberAdded(
+  trx: Db,
+  ctx: OrchestratorContext,
+  message: MemberAddedMessage,
+  followUps: FollowUps,
+): Promise<void> {
   const member = await getMember(trx, message.BatchMemberId);
   if (member === undefined || member.status !== "active" || member.batchId !== message.BatchId) return;
   const batch = await loadBatchInfo(trx, member.batchId);
@@ -45,10 +55,16 @@ export async function handleMemberAdded(trx: Db, ctx: OrchestratorContext, messa
  * 000 "Member Removal Protocol": cancel the member's open steps, then send the runbook's
  * on_member_removed steps (fire-and-forget) with the member's data.
  */
-export async function handleMemberRemoved(trx: Db, ctx: OrchestratorContext, message: MemberRemovedMessage, followUps: FollowUps): Promise<void> {
+export async function handleMemberRemoved(
+  trx: Db,
+  ctx: OrchestratorContext,
+  message: MemberRemovedMessage,
+  followUps: FollowUps,
+): Promise<void> {
   const member = await getMember(trx, message.BatchMemberId);
   if (member === undefined || member.batchId !== message.BatchId) return;
-  if (member.status === "active") await transitionMember(trx, member.id, "remove", { reason: "member-removed received" });
+  if (member.status === "active")
+    await transitionMember(trx, member.id, "remove", { reason: "member-removed received" });
   const cancelled = await cancelOpenStepsOfMember(trx, member.id, "member removed");
   followUps.batchIds.add(member.batchId);
   const batch = await getBatchWithRunbook(trx, member.batchId);
@@ -66,12 +82,23 @@ export async function handleMemberRemoved(trx: Db, ctx: OrchestratorContext, mes
         parameters: resolved.params,
         // The worker contract requires a correlation; these jobs are untracked, so the result is
         // matched to no execution and ignored.
-        correlation: { StepExecutionId: member.id, IsInitStep: false, RunbookName: batch.runbookName, RunbookVersion: batch.runbookVersion },
+        correlation: {
+          StepExecutionId: member.id,
+          IsInitStep: false,
+          RunbookName: batch.runbookName,
+          RunbookVersion: batch.runbookVersion,
+        },
       });
     } catch (error) {
       if (!(error instanceof TemplateResolutionError)) throw error;
-      ctx.logger.error({ batchId: batch.id, memberId: member.id, missing: error.missing }, "on_member_removed step not sent: unresolved template variables");
+      ctx.logger.error(
+        { batchId: batch.id, memberId: member.id, missing: error.missing },
+        "on_member_removed step not sent: unresolved template variables",
+      );
     }
   }
-  ctx.logger.info({ batchId: batch.id, memberId: member.id, cancelledSteps: cancelled.length }, "member removed");
+  ctx.logger.info(
+    { batchId: batch.id, memberId: member.id, cancelledSteps: cancelled.length },
+    "member removed",
+  );
 }

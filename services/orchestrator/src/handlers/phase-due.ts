@@ -1,4 +1,11 @@
-import { getPhase, insertSteps, listMembers, listStepsByPhase, transitionPhase, type Db } from "@matoolkit/db";
+import {
+  getPhase,
+  insertSteps,
+  listMembers,
+  listStepsByPhase,
+  transitionPhase,
+  type Db,
+} from "@matoolkit/db";
 import type { PhaseDueMessage } from "@matoolkit/domain";
 import { loadBatchInfo, variablesFor } from "../batch-info.ts";
 import type { FollowUps, OrchestratorContext } from "../context.ts";
@@ -13,10 +20,18 @@ import { advanceMember } from "../progression.ts";
  */
 export class BatchNotReadyError extends Error {}
 
-export async function handlePhaseDue(trx: Db, ctx: OrchestratorContext, message: PhaseDueMessage, followUps: FollowUps): Promise<void> {
+export async function handlePhaseDue(
+  trx: Db,
+  ctx: OrchestratorContext,
+  message: PhaseDueMessage,
+  followUps: FollowUps,
+): Promise<void> {
   const phase = await getPhase(trx, message.PhaseExecutionId);
   if (phase === undefined) {
-    ctx.logger.warn({ phaseExecutionId: message.PhaseExecutionId }, "phase-due for a phase that does not exist: ignored");
+    ctx.logger.warn(
+      { phaseExecutionId: message.PhaseExecutionId },
+      "phase-due for a phase that does not exist: ignored",
+    );
     return;
   }
   if (phase.status !== "pending" && phase.status !== "dispatched") return;
@@ -26,11 +41,13 @@ export async function handlePhaseDue(trx: Db, ctx: OrchestratorContext, message:
     // Init has not finished: throwing redelivers the message later (bounded, then dead-lettered).
     throw new BatchNotReadyError(`batch ${batch.id} is ${batch.status}; phases wait for init`);
   }
-  if (phase.status === "pending") await transitionPhase(trx, phase.id, "dispatch", { reason: "phase-due received" });
+  if (phase.status === "pending")
+    await transitionPhase(trx, phase.id, "dispatch", { reason: "phase-due received" });
 
   const runbook = await ctx.runbooks.get(trx, batch.runbookName, phase.runbookVersion);
   const definition = runbook.phases.find((candidate) => candidate.name === phase.phaseName);
-  if (definition === undefined) throw new Error(`phase ${phase.phaseName} is not in runbook version ${phase.runbookVersion}`);
+  if (definition === undefined)
+    throw new Error(`phase ${phase.phaseName} is not in runbook version ${phase.runbookVersion}`);
   const members = (await listMembers(trx, batch.id)).filter((member) => member.status === "active");
 
   const existing = new Set((await listStepsByPhase(trx, phase.id)).map((step) => step.batchMemberId));

@@ -1,6 +1,12 @@
 import type { ExecutionRow } from "../executions.ts";
 import { mergeWorkerData, type Db } from "@matoolkit/db";
-import { executionMachine, reasonCodes, sanitizeErrorMessage, type ExecutionStatus, type WorkerResultMessage } from "@matoolkit/domain";
+import {
+  executionMachine,
+  reasonCodes,
+  sanitizeErrorMessage,
+  type ExecutionStatus,
+  type WorkerResultMessage,
+} from "@matoolkit/domain";
 import { loadBatchInfo, type BatchInfo } from "../batch-info.ts";
 import type { FollowUps, OrchestratorContext } from "../context.ts";
 import { loadExecution, refFromCorrelation, transitionExecution, type ExecutionRef } from "../executions.ts";
@@ -14,7 +20,12 @@ import { extractOutputs } from "../outputs.ts";
  * execution's current job (an earlier attempt, a rollback job) or that arrives for a terminal
  * execution is ignored; status changes are SQL-guarded so concurrent results cannot both win.
  */
-export async function handleWorkerResult(trx: Db, ctx: OrchestratorContext, result: WorkerResultMessage, followUps: FollowUps): Promise<void> {
+export async function handleWorkerResult(
+  trx: Db,
+  ctx: OrchestratorContext,
+  result: WorkerResultMessage,
+  followUps: FollowUps,
+): Promise<void> {
   const ref = refFromCorrelation(result.CorrelationData.IsInitStep, result.CorrelationData.StepExecutionId);
   const row = await loadExecution(trx, ref);
   if (row === undefined) {
@@ -23,7 +34,10 @@ export async function handleWorkerResult(trx: Db, ctx: OrchestratorContext, resu
   }
   if (row.phaseExecutionId !== null) followUps.phaseIds.add(row.phaseExecutionId);
   if (row.jobId !== result.JobId || executionMachine.isTerminal(row.status as ExecutionStatus)) {
-    ctx.logger.debug({ jobId: result.JobId, currentJobId: row.jobId, status: row.status }, "stale or duplicate result: ignored");
+    ctx.logger.debug(
+      { jobId: result.JobId, currentJobId: row.jobId, status: row.status },
+      "stale or duplicate result: ignored",
+    );
     return;
   }
   const batch = await loadBatchInfo(trx, row.batchId);
@@ -31,7 +45,14 @@ export async function handleWorkerResult(trx: Db, ctx: OrchestratorContext, resu
   if (result.Status === "Failure") {
     const error = result.Error;
     const code = failureCode(error?.Type ?? null, error?.IsThrottled ?? false);
-    await fail(trx, ctx, { ref, batch, followUps, code, message: error?.Message ?? "worker reported a failure", result });
+    await fail(trx, ctx, {
+      ref,
+      batch,
+      followUps,
+      code,
+      message: error?.Message ?? "worker reported a failure",
+      result,
+    });
     return;
   }
   if (isIncomplete(result.Result)) {
@@ -58,14 +79,25 @@ async function afterSuccess(
   if (row.batchMemberId === null || row.phaseExecutionId === null) return;
   const outputs = await extractOutputs(trx, ctx, { row, batch });
   if (Object.keys(outputs).length > 0) await mergeWorkerData(trx, row.batchMemberId, outputs);
-  await advanceMember(trx, ctx, { batch, phaseExecutionId: row.phaseExecutionId, memberId: row.batchMemberId, followUps });
+  await advanceMember(trx, ctx, {
+    batch,
+    phaseExecutionId: row.phaseExecutionId,
+    memberId: row.batchMemberId,
+    followUps,
+  });
 }
 
 /** 000 "Polling Protocol" step 4: `{complete: false}` → polling, then a poll-check after the interval. */
 async function keepPolling(
   trx: Db,
   ctx: OrchestratorContext,
-  args: { ref: ExecutionRef; row: ExecutionRow; batch: BatchInfo; followUps: FollowUps; result: WorkerResultMessage },
+  args: {
+    ref: ExecutionRef;
+    row: ExecutionRow;
+    batch: BatchInfo;
+    followUps: FollowUps;
+    result: WorkerResultMessage;
+  },
 ): Promise<void> {
   const { ref, row } = args;
   if (!row.isPollStep || row.pollIntervalSec === null) {
@@ -78,7 +110,9 @@ async function keepPolling(
   }
   const now = ctx.now();
   if (row.status === "dispatched") {
-    const polling = await transitionExecution(trx, ref, "start_polling", { set: { pollStartedAt: now, lastPolledAt: now } });
+    const polling = await transitionExecution(trx, ref, "start_polling", {
+      set: { pollStartedAt: now, lastPolledAt: now },
+    });
     if (polling === undefined) return;
   }
   const at = new Date(now.getTime() + row.pollIntervalSec * 1000);
@@ -88,7 +122,14 @@ async function keepPolling(
 async function fail(
   trx: Db,
   ctx: OrchestratorContext,
-  args: { ref: ExecutionRef; batch: BatchInfo; followUps: FollowUps; code: string; message: string; result: WorkerResultMessage },
+  args: {
+    ref: ExecutionRef;
+    batch: BatchInfo;
+    followUps: FollowUps;
+    code: string;
+    message: string;
+    result: WorkerResultMessage;
+  },
 ): Promise<void> {
   const failed = await transitionExecution(trx, args.ref, "fail", {
     reason: args.code,
@@ -100,11 +141,18 @@ async function fail(
     },
   });
   if (failed === undefined) return;
-  await handleFailedExecution(trx, ctx, { ref: args.ref, row: failed, batch: args.batch, followUps: args.followUps });
+  await handleFailedExecution(trx, ctx, {
+    ref: args.ref,
+    row: failed,
+    batch: args.batch,
+    followUps: args.followUps,
+  });
 }
 
 function isIncomplete(result: unknown): boolean {
-  return typeof result === "object" && result !== null && (result as { complete?: unknown }).complete === false;
+  return (
+    typeof result === "object" && result !== null && (result as { complete?: unknown }).complete === false
+  );
 }
 
 /** Workers report .NET exception types or our reason codes; we store a stable reason code. */
