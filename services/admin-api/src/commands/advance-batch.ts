@@ -27,7 +27,7 @@ export type AdvanceResult =
 
 /**
  * 000 "Manual Batch Lifecycle" step 2: dispatch init if it is pending, else the next pending
- * phase in runbook order. The status change and the message commit together (outbox), and the
+ * phase in runbook order once the previous one has finished. The status change and the message commit together (outbox), and the
  * status change is SQL-guarded, so two operators clicking at once advance one step, not two.
  */
 export async function advanceBatchCommand(db: Db, batchId: number): Promise<AdvanceResult> {
@@ -78,7 +78,16 @@ export async function advanceBatchCommand(db: Db, batchId: number): Promise<Adva
 }
 
 async function advancePhase(trx: Db, batchId: number, runbookName: string): Promise<AdvanceResult> {
-  const next = (await listPhases(trx, batchId)).find((phase) => phase.status === "pending");
+  const phases = await listPhases(trx, batchId);
+  // Phases run one after another: cutover must not start while pre-checks are still running,
+  // and a double click must not skip a phase. Advance again once the running one has finished.
+  const running = phases.find((phase) => phase.status === "dispatched");
+  if (running !== undefined) {
+    throw conflict(
+      `phase ${running.phaseName} of batch ${batchId} is still running; advance again when it has finished`,
+    );
+  }
+  const next = phases.find((phase) => phase.status === "pending");
   if (next === undefined) throw conflict(`batch ${batchId} has no pending phase left`);
   const won = await transitionPhase(trx, next.id, "dispatch", { reason: "advanced by operator" });
   if (won === undefined) throw conflict(`phase ${next.phaseName} changed while advancing; try again`);

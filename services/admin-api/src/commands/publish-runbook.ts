@@ -4,7 +4,9 @@ import { declareWorkerPools, type MessageBus } from "@matoolkit/runtime";
 import { z } from "zod";
 import { ApiError, badRequest } from "../http/api-error.ts";
 
-export const publishRunbookRequestSchema = z.object({
+// Strict: a misspelt option (`overdue_behavior`) would otherwise be dropped silently and the
+// runbook published with the default behaviour the admin meant to change.
+export const publishRunbookRequestSchema = z.strictObject({
   /** Optional: when given it must equal the YAML's `name` (000: "must match the name in the publish request"). */
   name: z.string().min(1).optional(),
   yaml: z.string().min(1, "yaml must hold the runbook YAML"),

@@ -36,10 +36,12 @@ export function parseMembersCsv(text: string, dataSource: DataSourceConfig): Csv
   if (records.length === 0) throw invalid([{ line: 1, message: "the CSV has a header but no member rows" }]);
   const header = Object.keys(records[0]?.record ?? {});
   if (!header.includes(dataSource.primaryKey)) {
+    // The header is not listed back: when the header row was forgotten, the "column names" are
+    // the first member's values (emails, names), which must not appear in an error.
     throw invalid([
       {
         line: 1,
-        message: `missing primary key column '${dataSource.primaryKey}' (columns: ${header.join(", ")})`,
+        message: `missing primary key column '${dataSource.primaryKey}'; line 1 must be the header row naming the columns`,
       },
     ]);
   }

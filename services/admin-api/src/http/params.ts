@@ -1,11 +1,17 @@
 import type { Request } from "express";
 import { badRequest } from "./api-error.ts";
 
+/**
+ * Ids and versions are PostgreSQL `integer` columns: a larger number would reach SQL and fail
+ * there ("out of range for type integer", a 500), so it is refused here as bad input.
+ */
+const MAX_SQL_INTEGER = 2_147_483_647;
+
 export function positiveIntParam(req: Request, name: string): number {
   const raw = req.params[name];
   const value = Number(raw);
-  if (typeof raw !== "string" || !/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value <= 0) {
-    throw badRequest(`'${name}' must be a positive integer`);
+  if (typeof raw !== "string" || !/^\d+$/.test(raw) || value <= 0 || value > MAX_SQL_INTEGER) {
+    throw badRequest(`'${name}' must be a positive integer (at most ${MAX_SQL_INTEGER})`);
   }
   return value;
 }
@@ -31,6 +37,10 @@ export function optionalString(req: Request, name: string): string | undefined {
 function optionalInt(req: Request, name: string): number | undefined {
   const raw = optionalString(req, name);
   if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw)) throw badRequest(`'${name}' must be a whole number`);
+  // Safe integers only: 1e20 would pass the range checks above as an offset and then overflow
+  // PostgreSQL's bigint (a 500 instead of a 400).
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) {
+    throw badRequest(`'${name}' must be a whole number`);
+  }
   return Number(raw);
 }
