@@ -41,6 +41,11 @@ export interface PollDispatch {
  */
 export interface ExecutionRepository<Row> {
   get(db: Db, id: number): Promise<Row | undefined>;
+  /**
+   * Reads and locks the row until the caller's transaction ends, for decisions on columns no
+   * status guard covers (poll bookkeeping): a concurrent caller waits, then sees what was committed.
+   */
+  getForUpdate(db: Db, id: number): Promise<Row | undefined>;
   transition(
     db: Db,
     id: number,
@@ -98,6 +103,12 @@ export function createExecutionRepository<Row>(config: {
   return {
     async get(db, id) {
       const result = await sql<Record<string, unknown>>`SELECT * FROM ${table} WHERE id = ${id}`.execute(db);
+      return camelCaseRows<Row>(result.rows)[0];
+    },
+    async getForUpdate(db, id) {
+      const result = await sql<
+        Record<string, unknown>
+      >`SELECT * FROM ${table} WHERE id = ${id} FOR UPDATE`.execute(db);
       return camelCaseRows<Row>(result.rows)[0];
     },
     transitionWhere,

@@ -37,6 +37,11 @@ export function getInit(db: Db, id: number): Promise<InitExecution | undefined> 
   return inits.get(db, id);
 }
 
+/** Like getInit, and locks the row until the transaction ends (see ExecutionRepository.getForUpdate). */
+export function getInitForUpdate(db: Db, id: number): Promise<InitExecution | undefined> {
+  return inits.getForUpdate(db, id);
+}
+
 /** Ordered by runbook version, then step index; only `runbookVersion`'s steps when given. */
 export async function listInitsByBatch(
   db: Db,

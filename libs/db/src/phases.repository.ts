@@ -34,6 +34,15 @@ export async function getPhase(db: Db, id: number): Promise<PhaseExecution | und
   return db.selectFrom("phaseExecutions").selectAll().where("id", "=", id).executeTakeFirst();
 }
 
+/**
+ * Reads a phase and locks its row until the transaction ends. phase-due and member-added both
+ * decide, from the phase's steps and the batch's members, which members still need steps in it;
+ * locked, they take turns, so each sees what the other committed.
+ */
+export async function getPhaseForUpdate(db: Db, id: number): Promise<PhaseExecution | undefined> {
+  return db.selectFrom("phaseExecutions").selectAll().where("id", "=", id).forUpdate().executeTakeFirst();
+}
+
 /** In runbook order. */
 export async function listPhases(db: Db, batchId: number): Promise<PhaseExecution[]> {
   return db

@@ -40,6 +40,11 @@ export function getStep(db: Db, id: number): Promise<StepExecution | undefined> 
   return steps.get(db, id);
 }
 
+/** Like getStep, and locks the row until the transaction ends (see ExecutionRepository.getForUpdate). */
+export function getStepForUpdate(db: Db, id: number): Promise<StepExecution | undefined> {
+  return steps.getForUpdate(db, id);
+}
+
 /** By member, then step index. */
 export async function listStepsByPhase(db: Db, phaseExecutionId: number): Promise<StepExecution[]> {
   return db

@@ -1,6 +1,8 @@
 import {
   getInit,
+  getInitForUpdate,
   getStep,
+  getStepForUpdate,
   recordInitPollDispatch,
   recordPollDispatch,
   transitionInit,
@@ -46,6 +48,13 @@ export function refFromCorrelation(isInitStep: boolean, id: number): ExecutionRe
 
 export async function loadExecution(db: Db, ref: ExecutionRef): Promise<ExecutionRow | undefined> {
   return ref.kind === "init" ? fromInit(await getInit(db, ref.id)) : fromStep(await getStep(db, ref.id));
+}
+
+/** Loads the execution and locks its row until the transaction ends (poll bookkeeping). */
+export async function lockExecution(db: Db, ref: ExecutionRef): Promise<ExecutionRow | undefined> {
+  return ref.kind === "init"
+    ? fromInit(await getInitForUpdate(db, ref.id))
+    : fromStep(await getStepForUpdate(db, ref.id));
 }
 
 export async function transitionExecution(

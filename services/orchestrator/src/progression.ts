@@ -25,7 +25,10 @@ export async function advanceMember(
   const member = await getMember(trx, args.memberId);
   if (member === undefined || member.status !== "active") return;
   const phase = await getPhase(trx, args.phaseExecutionId);
-  if (phase === undefined || phase.status !== "dispatched") return;
+  // A completed phase still progresses: a member that joined after it completed gets catch-up
+  // steps in it (000 "Member Catch-Up Protocol": phases "dispatched or completed"), and they
+  // must be dispatched, not left pending forever. Other phase states never have runnable steps.
+  if (phase === undefined || (phase.status !== "dispatched" && phase.status !== "completed")) return;
   const steps = (await listStepsByMember(trx, args.memberId)).filter(
     (step) => step.phaseExecutionId === args.phaseExecutionId,
   );

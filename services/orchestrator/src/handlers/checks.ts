@@ -6,6 +6,7 @@ import { dispatchExecution } from "../dispatch.ts";
 import {
   jobIdFor,
   loadExecution,
+  lockExecution,
   recordExecutionPollDispatch,
   refFromCorrelation,
   transitionExecution,
@@ -27,7 +28,10 @@ export async function handlePollCheck(
   followUps: FollowUps,
 ): Promise<void> {
   const ref = refFromCorrelation(message.IsInitStep, message.StepExecutionId);
-  const row = await loadExecution(trx, ref);
+  // Locked: the interval guard below reads last_polled_at, which no status guard protects. Two
+  // checks for the same attempt at once (sweep and timer beyond the dedupe window) would both
+  // pass it and count the poll twice; locked, the second waits and sees the first's poll.
+  const row = await lockExecution(trx, ref);
   if (row === undefined || row.status !== "polling") return;
   const batch = await loadBatchInfo(trx, row.batchId);
   if (batch === undefined) return;

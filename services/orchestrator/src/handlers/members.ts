@@ -1,10 +1,12 @@
 import {
   cancelOpenStepsOfMember,
+  getPhaseForUpdate,
   getBatchWithRunbook,
   getMember,
   insertSteps,
   listPhases,
   listStepsByMember,
+  listStepsByPhase,
   transitionMember,
   type Db,
 } from "@matoolkit/db";
@@ -35,8 +37,16 @@ export async function handleMemberAdded(
   const batch = await loadBatchInfo(trx, member.batchId);
   if (batch === undefined || batch.status !== "active") return;
   const existing = new Set((await listStepsByMember(trx, member.id)).map((step) => step.phaseExecutionId));
-  for (const phase of await listPhases(trx, batch.id)) {
-    if ((phase.status !== "dispatched" && phase.status !== "completed") || existing.has(phase.id)) continue;
+  for (const listed of await listPhases(trx, batch.id)) {
+    if ((listed.status !== "dispatched" && listed.status !== "completed") || existing.has(listed.id))
+      continue;
+    const phase = await getPhaseForUpdate(trx, listed.id);
+    if (phase === undefined || (phase.status !== "dispatched" && phase.status !== "completed")) continue;
+    // A dispatched phase without steps has not had its phase-due handled yet (the admin API marks
+    // a phase dispatched before publishing it). That phase-due will include this active member;
+    // catch-up steps created now would be the phase's only steps, and the phase would complete
+    // as soon as they finish, before phase-due runs, leaving every other member without steps.
+    if (phase.status === "dispatched" && (await listStepsByPhase(trx, phase.id)).length === 0) continue;
     const runbook = await ctx.runbooks.get(trx, batch.runbookName, phase.runbookVersion);
     const definition = runbook.phases.find((candidate) => candidate.name === phase.phaseName);
     if (definition === undefined) continue;

@@ -1,5 +1,5 @@
 import {
-  getPhase,
+  getPhaseForUpdate,
   insertSteps,
   listMembers,
   listStepsByPhase,
@@ -26,7 +26,8 @@ export async function handlePhaseDue(
   message: PhaseDueMessage,
   followUps: FollowUps,
 ): Promise<void> {
-  const phase = await getPhase(trx, message.PhaseExecutionId);
+  // Locked (getPhaseForUpdate): a concurrent member-added or duplicate phase-due waits its turn.
+  const phase = await getPhaseForUpdate(trx, message.PhaseExecutionId);
   if (phase === undefined) {
     ctx.logger.warn(
       { phaseExecutionId: message.PhaseExecutionId },
