@@ -56,6 +56,30 @@ export async function getBatchWithRunbook(db: Db, id: number): Promise<BatchWith
     .executeTakeFirst();
 }
 
+/** Ids of every batch not in a terminal state: the batches whose workflows must be running. */
+export async function listUnfinishedBatchIds(db: Db): Promise<number[]> {
+  const rows = await db
+    .selectFrom("batches")
+    .select("id")
+    .where("status", "not in", [...batchMachine.terminal])
+    .orderBy("id")
+    .execute();
+  return rows.map((row) => row.id);
+}
+
+/**
+ * Locks the batch row until the transaction ends and returns it as committed. Handlers that
+ * create executions take it before reading the status, so they and a batch cancel take turns:
+ * either the cancel waits and then sees (and cancels) the new rows, or the handler waits and
+ * then sees `cancelled`. `share` lets such handlers run side by side; `update` serialises them
+ * (for a handler that may itself transition the batch, which would upgrade a shared lock and
+ * deadlock against a twin). Neither mode blocks the foreign-key checks of event and step inserts.
+ */
+export async function lockBatch(db: Db, id: number, mode: "share" | "update"): Promise<Batch | undefined> {
+  const query = db.selectFrom("batches").selectAll().where("id", "=", id);
+  return (mode === "share" ? query.forShare() : query.forNoKeyUpdate()).executeTakeFirst();
+}
+
 /** Newest first. */
 export async function listBatches(db: Db, filter: ListBatchesFilter): Promise<BatchListItem[]> {
   let query = db
@@ -105,6 +129,7 @@ function defaultColumns(event: BatchEvent): Record<string, unknown> {
     case "activate":
     case "complete":
     case "fail":
+    case "cancel":
       return {};
     default: {
       const unreachable: never = event;

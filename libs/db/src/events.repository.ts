@@ -1,5 +1,12 @@
 import type { Db } from "./connection.ts";
-import type { StatusEvent } from "./events.table.ts";
+import type { EventEntity, StatusEvent } from "./events.table.ts";
+
+/** Events keep a short reason; callers pass reason codes, never free text with PII in it. */
+export const MAX_EVENT_REASON_LENGTH = 200;
+
+export function shortReason(reason: string): string {
+  return reason.slice(0, MAX_EVENT_REASON_LENGTH);
+}
 
 export interface ListEventsPage {
   /** Only events after this id: a timeline client polls with the last id it has seen. */
@@ -12,4 +19,27 @@ export async function listEvents(db: Db, batchId: number, page: ListEventsPage):
   let query = db.selectFrom("events").selectAll().where("batchId", "=", batchId);
   if (page.afterId !== undefined) query = query.where("id", ">", page.afterId);
   return query.orderBy("id").limit(page.limit).execute();
+}
+
+export interface AppendEventInput {
+  readonly batchId: number;
+  readonly entity: EventEntity;
+  readonly entityId: number;
+  readonly fromStatus: string | null;
+  readonly toStatus: string;
+  /** Truncated to MAX_EVENT_REASON_LENGTH; a reason code or a few words, never member data. */
+  readonly reason: string;
+}
+
+/**
+ * Appends an event that is not a status change made by a guarded transition (those write their
+ * own, in the same statement). With `fromStatus === toStatus` it is an annotation of the entity
+ * in its current status, e.g. a rollback job dispatched for a failed step.
+ */
+export async function appendEvent(db: Db, input: AppendEventInput): Promise<StatusEvent> {
+  return db
+    .insertInto("events")
+    .values({ ...input, reason: shortReason(input.reason) })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }

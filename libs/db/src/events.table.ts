@@ -4,7 +4,11 @@ import type { CreatedAt } from "./column-types.ts";
 /** The kinds of rows whose status changes are recorded. */
 export type EventEntity = "batch" | "member" | "phase" | "step" | "init";
 
-/** Append-only audit timeline: one row per status change, written in the same statement. */
+/**
+ * Append-only audit timeline: one row per status change, written in the same statement. A row
+ * whose from_status equals its to_status is an annotation, not a change: something happened to
+ * the entity in that status (a rollback job sent for a failed step, see rollback-events.ts).
+ */
 export interface EventsTable {
   id: GeneratedAlways<number>;
   batchId: number | null;

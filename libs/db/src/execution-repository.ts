@@ -63,6 +63,12 @@ export interface ExecutionRepository<Row> {
   recordPollDispatch(db: Db, id: number, dispatch: PollDispatch): Promise<Row | undefined>;
   /** Polling rows whose next poll is due: last_polled_at + poll_interval_sec <= now. */
   listPollingDue(db: Db, now: Date): Promise<Row[]>;
+  /** Dispatched rows past dispatched_at + coalesce(timeout_sec, default), oldest first. */
+  listDispatchedPastTimeout(
+    db: Db,
+    now: Date,
+    options: { readonly defaultTimeoutSec: number; readonly limit: number },
+  ): Promise<Row[]>;
 }
 
 export function createExecutionRepository<Row>(config: {
@@ -131,6 +137,19 @@ export function createExecutionRepository<Row>(config: {
         WHERE status = 'polling'
           AND last_polled_at + make_interval(secs => poll_interval_sec) <= ${now}
         ORDER BY id
+      `.execute(db);
+      return camelCaseRows<Row>(result.rows);
+    },
+    async listDispatchedPastTimeout(db, now, options) {
+      // The per-row timeout keeps the deadline out of the index (timestamptz + interval is not
+      // immutable), but the partial index holds dispatched rows only: the work in flight, not
+      // the table's history, so this stays a short scan however many steps a batch ran.
+      const result = await sql<Record<string, unknown>>`
+        SELECT * FROM ${table}
+        WHERE status = 'dispatched'
+          AND dispatched_at + make_interval(secs => coalesce(timeout_sec, ${options.defaultTimeoutSec}::int)) < ${now}
+        ORDER BY dispatched_at
+        LIMIT ${options.limit}
       `.execute(db);
       return camelCaseRows<Row>(result.rows);
     },

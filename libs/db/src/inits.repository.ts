@@ -1,4 +1,6 @@
+import { chunksForInsert } from "./chunks.ts";
 import type { ExecutionEvent } from "@matoolkit/domain";
+import { sql } from "kysely";
 import type { Db } from "./connection.ts";
 import {
   createExecutionRepository,
@@ -18,19 +20,21 @@ const inits = createExecutionRepository<InitExecution>({
  * skipped. Returns how many rows were actually inserted.
  */
 export async function insertInits(db: Db, rows: readonly NewInitExecution[]): Promise<number> {
-  if (rows.length === 0) return 0;
-  const result = await db
-    .insertInto("initExecutions")
-    .values(
-      rows.map((row) => ({
-        ...row,
-        paramsJson: jsonb(row.paramsJson ?? {}),
-        resultJson: row.resultJson === undefined ? undefined : jsonb(row.resultJson),
-      })),
-    )
-    .onConflict((conflict) => conflict.columns(["batchId", "runbookVersion", "stepIndex"]).doNothing())
-    .executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0n);
+  let inserted = 0;
+  const values = rows.map((row) => ({
+    ...row,
+    paramsJson: jsonb(row.paramsJson ?? {}),
+    resultJson: row.resultJson === undefined ? undefined : jsonb(row.resultJson),
+  }));
+  for (const chunk of chunksForInsert(values)) {
+    const result = await db
+      .insertInto("initExecutions")
+      .values(chunk)
+      .onConflict((conflict) => conflict.columns(["batchId", "runbookVersion", "stepIndex"]).doNothing())
+      .executeTakeFirst();
+    inserted += Number(result.numInsertedOrUpdatedRows ?? 0n);
+  }
+  return inserted;
 }
 
 export function getInit(db: Db, id: number): Promise<InitExecution | undefined> {
@@ -61,6 +65,21 @@ export function transitionInit(
   options?: ExecutionTransitionOptions,
 ): Promise<InitExecution | undefined> {
   return inits.transition(db, id, event, options);
+}
+
+/** Batch cancel: the batch's open init steps (every runbook version) → cancelled, one statement. */
+export async function cancelOpenInitsOfBatch(db: Db, batchId: number, reason: string): Promise<number[]> {
+  const cancelled = await inits.transitionWhere(db, sql`batch_id = ${batchId}`, "cancel", { reason });
+  return cancelled.map((init) => init.id);
+}
+
+/** Init steps `dispatched` longer than their timeout (see listStuckSteps). */
+export function listStuckInits(
+  db: Db,
+  now: Date,
+  options: { readonly defaultTimeoutSec: number; readonly limit: number },
+): Promise<InitExecution[]> {
+  return inits.listDispatchedPastTimeout(db, now, options);
 }
 
 export function recordInitPollDispatch(

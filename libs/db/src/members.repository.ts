@@ -1,3 +1,4 @@
+import { chunksForInsert } from "./chunks.ts";
 import { memberMachine, type MemberEvent } from "@matoolkit/domain";
 import { sql } from "kysely";
 import type { JsonObject } from "./column-types.ts";
@@ -20,15 +21,24 @@ export async function insertMembers(
   batchId: number,
   members: readonly NewMemberInput[],
 ): Promise<BatchMember[]> {
-  if (members.length === 0) return [];
-  return db
-    .insertInto("batchMembers")
-    .values(members.map((member) => ({ batchId, memberKey: member.memberKey, dataJson: jsonb(member.data) })))
-    .onConflict((conflict) =>
-      conflict.columns(["batchId", "memberKey"]).where("status", "=", "active").doNothing(),
-    )
-    .returningAll()
-    .execute();
+  const inserted: BatchMember[] = [];
+  const values = members.map((member) => ({
+    batchId,
+    memberKey: member.memberKey,
+    dataJson: jsonb(member.data),
+  }));
+  for (const chunk of chunksForInsert(values)) {
+    const rows = await db
+      .insertInto("batchMembers")
+      .values(chunk)
+      .onConflict((conflict) =>
+        conflict.columns(["batchId", "memberKey"]).where("status", "=", "active").doNothing(),
+      )
+      .returningAll()
+      .execute();
+    inserted.push(...rows);
+  }
+  return inserted;
 }
 
 export async function getMember(db: Db, id: number): Promise<BatchMember | undefined> {

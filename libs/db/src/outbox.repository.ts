@@ -1,3 +1,4 @@
+import { chunksForInsert } from "./chunks.ts";
 import { sql } from "kysely";
 import type { JsonObject } from "./column-types.ts";
 import type { Db } from "./connection.ts";
@@ -22,31 +23,28 @@ export interface OutboxMessage {
  * Returns the new row ids in order.
  */
 export async function enqueueOutbox(db: Db, messages: readonly OutboxMessage[]): Promise<number[]> {
-  if (messages.length === 0) return [];
-  const row = await db
-    .with("inserted", (qb) =>
-      qb
-        .insertInto("outbox")
-        .values(
-          messages.map((message) => ({
-            messageId: message.messageId,
-            topic: message.topic,
-            properties: jsonb(message.properties),
-            body: jsonb(message.body),
-            deliverAt: message.deliverAt ?? null,
-          })),
-        )
-        .returning("id"),
-    )
-    .selectFrom("inserted")
-    // Aggregating makes pg_notify run once however many rows were inserted.
-    .select([
-      sql<(string | number)[]>`array_agg(id ORDER BY id)`.as("ids"),
-      sql`pg_notify(${OUTBOX_CHANNEL}, '')`.as("wake"),
-    ])
-    .executeTakeFirstOrThrow();
-  // node-postgres parses a bigint[] as strings (only scalar int8 is parsed as a number, connection.ts).
-  return row.ids.map(Number);
+  const ids: number[] = [];
+  const values = messages.map((message) => ({
+    messageId: message.messageId,
+    topic: message.topic,
+    properties: jsonb(message.properties),
+    body: jsonb(message.body),
+    deliverAt: message.deliverAt ?? null,
+  }));
+  for (const chunk of chunksForInsert(values)) {
+    const row = await db
+      .with("inserted", (qb) => qb.insertInto("outbox").values(chunk).returning("id"))
+      .selectFrom("inserted")
+      // Aggregating makes pg_notify run once however many rows were inserted.
+      .select([
+        sql<(string | number)[]>`array_agg(id ORDER BY id)`.as("ids"),
+        sql`pg_notify(${OUTBOX_CHANNEL}, '')`.as("wake"),
+      ])
+      .executeTakeFirstOrThrow();
+    // node-postgres parses a bigint[] as strings (only scalar int8 is parsed as a number, connection.ts).
+    ids.push(...row.ids.map(Number));
+  }
+  return ids;
 }
 
 /**

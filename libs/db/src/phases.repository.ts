@@ -78,12 +78,35 @@ export async function transitionPhase(
   return row;
 }
 
+/** Batch cancel: every pending or dispatched phase of the batch → cancelled, one event each. */
+export async function cancelOpenPhasesOfBatch(
+  db: Db,
+  batchId: number,
+  reason: string,
+): Promise<PhaseExecution[]> {
+  const { from, to } = phaseMachine.transitions.cancel;
+  return applyTransition<PhaseExecution>(
+    db,
+    {
+      table: "phase_executions",
+      entity: "phase",
+      batchIdColumn: "batch_id",
+      from,
+      to,
+      set: defaultColumns("cancel"),
+      reason,
+    },
+    sql`batch_id = ${batchId}`,
+  );
+}
+
 function defaultColumns(event: PhaseEvent): Record<string, unknown> {
   switch (event) {
     case "dispatch":
       return { dispatched_at: sql`now()` };
     case "complete":
     case "fail":
+    case "cancel":
       return { completed_at: sql`now()` };
     case "skip":
     case "supersede":
@@ -93,4 +116,72 @@ function defaultColumns(event: PhaseEvent): Record<string, unknown> {
       throw new Error(`unknown phase event ${String(unreachable)}`);
     }
   }
+}
+
+/** A pending phase of an automated batch that has fallen due, with what phase-due needs. */
+export type DuePhase = PhaseExecution & { runbookName: string };
+
+/**
+ * 000 "Automated Batch Lifecycle" step 9: pending phases with due_at <= now of the runbook's
+ * automated batches that are `active` (phases wait while init runs), in batch and runbook order.
+ */
+export async function listDuePhases(db: Db, runbookName: string, now: Date): Promise<DuePhase[]> {
+  return db
+    .selectFrom("phaseExecutions")
+    .innerJoin("batches", "batches.id", "phaseExecutions.batchId")
+    .innerJoin("runbooks", "runbooks.id", "batches.runbookId")
+    .selectAll("phaseExecutions")
+    .select("runbooks.name as runbookName")
+    .where("runbooks.name", "=", runbookName)
+    .where("batches.isManual", "=", false)
+    .where("batches.status", "=", "active")
+    .where("phaseExecutions.status", "=", "pending")
+    .where("phaseExecutions.dueAt", "<=", now)
+    .orderBy("phaseExecutions.batchId")
+    .orderBy("phaseExecutions.sequence")
+    .orderBy("phaseExecutions.id")
+    .execute();
+}
+
+/** Version transition: the batch's pending phases of versions before `version` become superseded. */
+export async function supersedePendingPhases(
+  db: Db,
+  batchId: number,
+  version: number,
+): Promise<PhaseExecution[]> {
+  const { from, to } = phaseMachine.transitions.supersede;
+  return applyTransition<PhaseExecution>(
+    db,
+    {
+      table: "phase_executions",
+      entity: "phase",
+      batchIdColumn: "batch_id",
+      from,
+      to,
+      reason: `superseded by runbook version ${version}`,
+    },
+    sql`batch_id = ${batchId} AND runbook_version < ${version}`,
+  );
+}
+
+/** overdue_behavior `ignore`: the version's pending phases already due at `now` become skipped. */
+export async function skipPhasesDueBy(
+  db: Db,
+  batchId: number,
+  version: number,
+  now: Date,
+): Promise<PhaseExecution[]> {
+  const { from, to } = phaseMachine.transitions.skip;
+  return applyTransition<PhaseExecution>(
+    db,
+    {
+      table: "phase_executions",
+      entity: "phase",
+      batchIdColumn: "batch_id",
+      from,
+      to,
+      reason: "past due at version transition (overdue_behavior ignore)",
+    },
+    sql`batch_id = ${batchId} AND runbook_version = ${version} AND due_at <= ${now}`,
+  );
 }

@@ -83,3 +83,38 @@ export async function listActiveRunbooks(db: Db): Promise<Runbook[]> {
 export async function listRunbookVersions(db: Db, name: string): Promise<Runbook[]> {
   return db.selectFrom("runbooks").selectAll().where("name", "=", name).orderBy("version", "desc").execute();
 }
+
+/**
+ * The scheduler's last failure for a runbook (000 runbooks.last_error): a reason code and a
+ * sanitized message, never member data. Stored on the active version the tick processed.
+ */
+export async function recordRunbookError(db: Db, id: number, message: string, at: Date): Promise<void> {
+  await db
+    .updateTable("runbooks")
+    .set({ lastError: message, lastErrorAt: at })
+    .where("id", "=", id)
+    .execute();
+}
+
+/** A successful tick clears the error; a no-op (no write) when there is none. */
+export async function clearRunbookError(db: Db, id: number): Promise<void> {
+  await db
+    .updateTable("runbooks")
+    .set({ lastError: null, lastErrorAt: null })
+    .where("id", "=", id)
+    .where("lastError", "is not", null)
+    .execute();
+}
+
+/**
+ * overdue_behavior `ignore` skips past-due phases once, when the version takes over in-flight
+ * batches (000 "Version Transition Protocol"); afterwards its phases fall due normally.
+ */
+export async function markIgnoreOverdueApplied(db: Db, id: number): Promise<void> {
+  await db
+    .updateTable("runbooks")
+    .set({ ignoreOverdueApplied: true })
+    .where("id", "=", id)
+    .where("ignoreOverdueApplied", "=", false)
+    .execute();
+}

@@ -1,3 +1,4 @@
+import { chunksForInsert } from "./chunks.ts";
 import type { ExecutionEvent } from "@matoolkit/domain";
 import { sql } from "kysely";
 import type { Db } from "./connection.ts";
@@ -19,21 +20,23 @@ const steps = createExecutionRepository<StepExecution>({
  * makes a duplicate phase-due harmless. Returns how many rows were actually inserted.
  */
 export async function insertSteps(db: Db, rows: readonly NewStepExecution[]): Promise<number> {
-  if (rows.length === 0) return 0;
-  const result = await db
-    .insertInto("stepExecutions")
-    .values(
-      rows.map((row) => ({
-        ...row,
-        paramsJson: jsonb(row.paramsJson ?? {}),
-        resultJson: row.resultJson === undefined ? undefined : jsonb(row.resultJson),
-      })),
-    )
-    .onConflict((conflict) =>
-      conflict.columns(["phaseExecutionId", "batchMemberId", "stepIndex"]).doNothing(),
-    )
-    .executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0n);
+  let inserted = 0;
+  const values = rows.map((row) => ({
+    ...row,
+    paramsJson: jsonb(row.paramsJson ?? {}),
+    resultJson: row.resultJson === undefined ? undefined : jsonb(row.resultJson),
+  }));
+  for (const chunk of chunksForInsert(values)) {
+    const result = await db
+      .insertInto("stepExecutions")
+      .values(chunk)
+      .onConflict((conflict) =>
+        conflict.columns(["phaseExecutionId", "batchMemberId", "stepIndex"]).doNothing(),
+      )
+      .executeTakeFirst();
+    inserted += Number(result.numInsertedOrUpdatedRows ?? 0n);
+  }
+  return inserted;
 }
 
 export function getStep(db: Db, id: number): Promise<StepExecution | undefined> {
@@ -43,6 +46,38 @@ export function getStep(db: Db, id: number): Promise<StepExecution | undefined> 
 /** Like getStep, and locks the row until the transaction ends (see ExecutionRepository.getForUpdate). */
 export function getStepForUpdate(db: Db, id: number): Promise<StepExecution | undefined> {
   return steps.getForUpdate(db, id);
+}
+
+/** Whether the phase has a step that is not terminal yet (one probe of a partial index). */
+export async function phaseHasOpenSteps(db: Db, phaseExecutionId: number): Promise<boolean> {
+  const row = await db
+    .selectFrom("stepExecutions")
+    .select("id")
+    .where("phaseExecutionId", "=", phaseExecutionId)
+    .where("status", "in", ["pending", "dispatched", "polling"])
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * Members with steps in the phase, and those whose every step there succeeded (000: a phase is
+ * completed when at least one member succeeded), in one aggregate query.
+ */
+export async function countPhaseMemberOutcomes(
+  db: Db,
+  phaseExecutionId: number,
+): Promise<{ members: number; succeeded: number }> {
+  const row = await sql<{ members: number; succeeded: number }>`
+    SELECT count(*)::int AS members, count(*) FILTER (WHERE all_succeeded)::int AS succeeded
+    FROM (
+      SELECT bool_and(status = 'succeeded') AS all_succeeded
+      FROM step_executions
+      WHERE phase_execution_id = ${phaseExecutionId}
+      GROUP BY batch_member_id
+    ) per_member
+  `.execute(db);
+  return row.rows[0] ?? { members: 0, succeeded: 0 };
 }
 
 /** By member, then step index. */
@@ -108,6 +143,24 @@ export async function cancelOpenStepsOfMember(
     reason,
   });
   return cancelled.map((step) => step.id);
+}
+
+/** Batch cancel: the batch's open steps (pending, dispatched, polling) → cancelled, one statement. */
+export async function cancelOpenStepsOfBatch(db: Db, batchId: number, reason: string): Promise<number[]> {
+  const cancelled = await steps.transitionWhere(db, sql`batch_id = ${batchId}`, "cancel", { reason });
+  return cancelled.map((step) => step.id);
+}
+
+/**
+ * Steps `dispatched` longer than their timeout_sec (default `defaultTimeoutSec` when null) as of
+ * `now`, oldest dispatch first: the worker never answered. Uses the partial index on dispatched rows.
+ */
+export function listStuckSteps(
+  db: Db,
+  now: Date,
+  options: { readonly defaultTimeoutSec: number; readonly limit: number },
+): Promise<StepExecution[]> {
+  return steps.listDispatchedPastTimeout(db, now, options);
 }
 
 export function recordPollDispatch(

@@ -1,3 +1,4 @@
+import type { ExecutionEvent } from "@matoolkit/domain";
 import { insertBatch } from "./batches.repository.ts";
 import type { Batch } from "./batches.table.ts";
 import type { Db } from "./connection.ts";
@@ -7,6 +8,7 @@ import { insertPhases } from "./phases.repository.ts";
 import type { PhaseExecution } from "./phases.table.ts";
 import { publishRunbook } from "./runbooks.repository.ts";
 import type { Runbook } from "./runbooks.table.ts";
+import { transitionStep } from "./steps.repository.ts";
 import type { NewStepExecution } from "./steps.table.ts";
 
 /** Test support (not exported): a runbook, a batch, members and one phase to hang steps on. */
@@ -69,4 +71,12 @@ export function stepRow(
     paramsJson: { Identity: "{{Upn}}" },
     ...overrides,
   };
+}
+
+/** Moves a step through `events` in order (each a guarded transition), e.g. dispatch then succeed. */
+export async function stepThrough(db: Db, stepId: number, events: readonly ExecutionEvent[]): Promise<void> {
+  for (const event of events) {
+    if ((await transitionStep(db, stepId, event)) === undefined)
+      throw new Error(`step ${stepId}: ${event} not allowed`);
+  }
 }

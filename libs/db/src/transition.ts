@@ -1,6 +1,7 @@
 import { sql, type RawBuilder } from "kysely";
 import { camelCaseRows } from "./camel-case.ts";
 import type { Db } from "./connection.ts";
+import { shortReason } from "./events.repository.ts";
 import type { EventEntity } from "./events.table.ts";
 
 /** The tables whose `status` column follows a state machine. */
@@ -24,15 +25,15 @@ export interface GuardedTransition {
   readonly reason?: string | undefined;
 }
 
-/** Events keep a short reason; callers pass reason codes, never free text with PII in it. */
-const MAX_REASON_LENGTH = 200;
-
 /**
  * Moves every row matching `where` whose status is one of `from` to `to`, and appends one events row
  * per moved row recording its previous status — all in ONE statement, so the change and its audit
- * record commit together. The previous status is read with `FOR UPDATE`: a concurrent transition
- * of the same row waits, then re-checks the guard against the committed status and (having lost)
- * changes nothing. Returns the moved rows; an empty list means the guard did not hold.
+ * record commit together. The previous status is read with `FOR NO KEY UPDATE`: a concurrent
+ * transition of the same row waits, then re-checks the guard against the committed status and
+ * (having lost) changes nothing. Not `FOR UPDATE`: that would also block the foreign-key checks
+ * (`FOR KEY SHARE`) of every events/steps insert referencing the row, so a batch transition would
+ * stall — and could deadlock with — every handler writing an event for that batch.
+ * Returns the moved rows; an empty list means the guard did not hold.
  *
  * `where` is a condition on the table's own columns, e.g. sql`id = ${id}`.
  */
@@ -47,14 +48,14 @@ export async function applyTransition<Row>(
     .filter(([column, value]) => column !== "status" && value !== undefined)
     .map(([column, value]) => sql`${sql.id(column)} = ${value}`);
   const setList = sql.join([sql`status = ${transition.to}::text`, ...assignments]);
-  const reason = transition.reason?.slice(0, MAX_REASON_LENGTH) ?? null;
+  const reason = transition.reason === undefined ? null : shortReason(transition.reason);
 
   const result = await sql<Record<string, unknown>>`
     WITH previous AS (
       SELECT id, status FROM ${table}
       WHERE (${where}) AND status IN (${fromStates})
       ORDER BY id
-      FOR UPDATE
+      FOR NO KEY UPDATE
     ), updated AS (
       UPDATE ${table} AS target SET ${setList}
       FROM previous
@@ -65,6 +66,9 @@ export async function applyTransition<Row>(
       SELECT ${sql.ref(transition.batchIdColumn)}, ${transition.entity}::text, id, previous_status, status,
         ${reason}::text
       FROM updated
+      -- One statement may move many rows (cancel a member's steps); their events take ids in
+      -- entity order so the timeline reads the same every time.
+      ORDER BY id
     )
     SELECT * FROM updated ORDER BY id
   `.execute(db);

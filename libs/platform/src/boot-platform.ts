@@ -1,6 +1,7 @@
 import type { Db } from "@matoolkit/db";
 import {
   createEmbeddedRuntime,
+  createDurableTaskWorkflowEngine,
   createLogger,
   declareStaticTopology,
   startOutboxRelay,
@@ -8,6 +9,7 @@ import {
   type Logger,
   type MessageBus,
   type Timers,
+  type WorkflowEngine,
 } from "@matoolkit/runtime";
 import { openDatabase } from "./open-database.ts";
 import type { PlatformConfig } from "./platform-config.ts";
@@ -25,6 +27,8 @@ export interface Platform {
   readonly bus: MessageBus;
   readonly timers: Timers;
   readonly idempotency: IdempotencyStore;
+  /** Durable workflows (batch progression); started by the orchestrator, which registers them. */
+  readonly workflows: WorkflowEngine;
   stop(): Promise<void>;
 }
 
@@ -49,6 +53,7 @@ export async function bootPlatform(
     bus: runtime.bus,
     logger: log,
   });
+  const workflows = createDurableTaskWorkflowEngine({ logger: log });
   return {
     logger: log,
     db: database.db,
@@ -57,7 +62,9 @@ export async function bootPlatform(
     bus: runtime.bus,
     timers: runtime.timers,
     idempotency: runtime.idempotency,
+    workflows,
     stop: async () => {
+      await workflows.stop();
       await relay.stop();
       await runtime.stop();
       await database.close();

@@ -8,6 +8,8 @@ export type { EmbeddedRuntime, EmbeddedRuntimeOptions } from "./embedded/create-
 export type { BusTuning } from "./embedded/bus-tuning.ts";
 export { installBusSchema } from "./embedded/install-bus-schema.ts";
 export { startOutboxRelay, outboxNotifyChannel } from "./outbox/outbox-relay.ts";
+export { createDurableTaskWorkflowEngine } from "./embedded/durabletask-workflow-engine.ts";
+export type { DurableTaskEngineOptions } from "./embedded/durabletask-workflow-engine.ts";
 export type { OutboxRelay, OutboxRelayOptions } from "./outbox/outbox-relay.ts";
 // The adapter contract suites import vitest, so they are not exported here (production code
 // imports this entry point): see ./contract/index.ts.

@@ -1,5 +1,6 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { DataSourceClient } from "@matoolkit/datasources";
 import type { Db } from "@matoolkit/db";
 import type { Logger, MessageBus } from "@matoolkit/runtime";
 import { createAdminApi } from "./app.ts";
@@ -10,6 +11,8 @@ export interface AdminApiOptions {
   readonly bus: MessageBus;
   readonly verifier: TokenVerifier;
   readonly logger: Logger;
+  /** Runs runbooks' data source queries (POST /api/runbooks/{name}/query/preview). */
+  readonly dataSources: DataSourceClient;
   readonly host: string;
   readonly port: number;
 }
@@ -25,6 +28,7 @@ export async function startAdminApiService(options: AdminApiOptions): Promise<Ru
     bus: options.bus,
     verifier: options.verifier,
     logger: options.logger.child({ service: "admin-api" }),
+    dataSources: options.dataSources,
   });
   const server = await new Promise<Server>((resolveServer, reject) => {
     const listening = app.listen(options.port, options.host, () => resolveServer(listening));

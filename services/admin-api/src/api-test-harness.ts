@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { createDataSourceClient } from "@matoolkit/datasources";
 import { createDb, type Db } from "@matoolkit/db";
 import { createEmbeddedRuntime, createLogger, type EmbeddedRuntime } from "@matoolkit/runtime";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
@@ -12,6 +13,8 @@ import { createVerifierForConfig, issueLocalToken } from "./auth/index.ts";
  * listening on a free port, with Admin and Reader tokens from the local signing key.
  */
 const issuer = "matoolkit-local";
+/** The environment variable a test runbook's `postgres` source names: the test database itself. */
+export const TEST_SOURCE_DB_ENV = "ADMIN_API_TEST_SOURCE_DB";
 const audience = "api://matoolkit";
 
 /** Response bodies are arbitrary JSON; tests read the fields they assert on. */
@@ -38,6 +41,8 @@ export interface ApiHarness {
   readonly runtime: EmbeddedRuntime;
   readonly adminToken: string;
   readonly readerToken: string;
+  /** Where `csv` sources' relative paths resolve. */
+  readonly dataDir: string;
   request(method: string, apiPath: string, options?: RequestOptions): Promise<ApiResponse>;
   stop(): Promise<void>;
 }
@@ -60,6 +65,7 @@ export async function startApiHarness(): Promise<ApiHarness> {
     bus: runtime.bus,
     verifier,
     logger,
+    dataSources: createDataSourceClient({ env: { [TEST_SOURCE_DB_ENV]: database.url }, baseDir: dataDir }),
     host: "127.0.0.1",
     port: 0,
   });
@@ -80,6 +86,7 @@ export async function startApiHarness(): Promise<ApiHarness> {
     runtime,
     adminToken,
     readerToken,
+    dataDir,
     async request(method, apiPath, options = {}) {
       const headers: Record<string, string> = {};
       const bearer = options.token === undefined ? adminToken : options.token;

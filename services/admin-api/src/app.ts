@@ -1,8 +1,10 @@
 import express, { type Express } from "express";
+import type { DataSourceClient } from "@matoolkit/datasources";
 import type { Db } from "@matoolkit/db";
 import type { Logger, MessageBus } from "@matoolkit/runtime";
 import { authenticate, requireAuthenticated, type TokenVerifier } from "./auth/index.ts";
 import { errorHandler } from "./http/api-error.ts";
+import { automationRoutes } from "./routes/automation.routes.ts";
 import { batchRoutes } from "./routes/batches.routes.ts";
 import { runbookRoutes } from "./routes/runbooks.routes.ts";
 
@@ -15,6 +17,8 @@ export function createAdminApi(options: {
   bus: MessageBus;
   verifier: TokenVerifier;
   logger: Logger;
+  /** Runs runbooks' data source queries for the query preview. */
+  dataSources: DataSourceClient;
 }): Express {
   const app = express();
   app.disable("x-powered-by");
@@ -22,6 +26,7 @@ export function createAdminApi(options: {
   const api = express.Router();
   api.use(authenticate(options.verifier), requireAuthenticated);
   api.use("/runbooks", runbookRoutes(options.db, options.bus));
+  api.use("/runbooks", automationRoutes(options.db, options.dataSources));
   api.use("/batches", batchRoutes(options.db));
   app.use("/api", api);
   app.use((_req, res) => {

@@ -1,4 +1,5 @@
 // Entry point: the admin API alone, against a shared DATABASE_URL (or the embedded database).
+import { createDataSourceClient } from "@matoolkit/datasources";
 import { bootPlatform, platformConfigFromEnv, runUntilSignalled } from "@matoolkit/platform";
 import { adminApiConfigFromEnv } from "./admin-api-config.ts";
 import { startAdminApiService } from "./admin-api-service.ts";
@@ -11,6 +12,8 @@ await runUntilSignalled("admin-api", async () => {
     bus: platform.bus,
     verifier: await createVerifierForConfig(authConfigFromEnv(process.env)),
     logger: platform.logger,
+    // The query preview reads the same sources as the scheduler: env-var names, csv paths from here.
+    dataSources: createDataSourceClient({ env: process.env, baseDir: process.cwd() }),
     ...adminApiConfigFromEnv(process.env),
   });
   platform.logger.info({ url: api.url }, "admin API listening");

@@ -4,9 +4,10 @@ import {
   startAdminApiService,
   adminApiConfigFromEnv,
 } from "@matoolkit/admin-api";
-import { startOrchestratorService } from "@matoolkit/orchestrator";
+import { createDataSourceClient } from "@matoolkit/datasources";
+import { orchestratorConfigFromEnv, startOrchestratorService } from "@matoolkit/orchestrator";
 import { bootPlatform, platformConfigFromEnv, type Platform } from "@matoolkit/platform";
-import { schedulerConfigFromEnv, startSchedulerService } from "@matoolkit/scheduler";
+import { nudgeBatchWorkflows, schedulerConfigFromEnv, startSchedulerService } from "@matoolkit/scheduler";
 import {
   createDiagnosticFunctions,
   createFunctionRegistry,
@@ -32,10 +33,21 @@ export async function startAll(env: Record<string, string | undefined>): Promise
   const apiConfig = adminApiConfigFromEnv(env);
   const schedulerConfig = schedulerConfigFromEnv(env);
   const workerConfig = workerConfigFromEnv(env);
+  const orchestratorConfig = orchestratorConfigFromEnv(env);
 
   const platform = await bootPlatform(platformConfig, "matoolkit");
   const { db, bus, timers, idempotency, logger } = platform;
-  await startOrchestratorService({ db, bus, logger });
+  const orchestrator = await startOrchestratorService({
+    db,
+    bus,
+    logger,
+    concurrency: orchestratorConfig.concurrency,
+    workflows: {
+      engine: platform.workflows,
+      recheckSeconds: orchestratorConfig.workflowRecheckSeconds,
+      reconcileSeconds: orchestratorConfig.workflowReconcileSeconds,
+    },
+  });
   const worker = await startWorkerService({
     bus,
     idempotency,
@@ -45,12 +57,22 @@ export async function startAll(env: Record<string, string | undefined>): Promise
     jobTimeoutMs: workerConfig.jobTimeoutSeconds * 1000,
     registry: createFunctionRegistry(createDiagnosticFunctions()),
   });
-  await startSchedulerService({ db, timers, logger, ...schedulerConfig });
+  // One client for the scheduler's ticks and the API's query preview; runbooks name env vars.
+  const dataSources = createDataSourceClient({ env, baseDir: process.cwd() });
+  await startSchedulerService({
+    db,
+    timers,
+    logger,
+    dataSources,
+    lifecycle: nudgeBatchWorkflows(db),
+    ...schedulerConfig,
+  });
   const api = await startAdminApiService({
     db,
     bus,
     verifier: await createVerifierForConfig(authConfig),
     logger,
+    dataSources,
     ...apiConfig,
   });
   return {
@@ -59,6 +81,7 @@ export async function startAll(env: Record<string, string | undefined>): Promise
     stop: async () => {
       await api.close();
       await worker.stop();
+      await orchestrator.stop();
       await platform.stop();
     },
   };

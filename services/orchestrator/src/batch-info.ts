@@ -1,10 +1,10 @@
 import { getBatchWithRunbook, type Db } from "@matoolkit/db";
-import { buildTemplateVariables } from "@matoolkit/domain";
+import { buildTemplateVariables, type BatchStatus } from "@matoolkit/domain";
 
 /** What the orchestrator needs to know about a batch to dispatch its work. */
 export interface BatchInfo {
   readonly id: number;
-  readonly status: string;
+  readonly status: BatchStatus;
   readonly runbookName: string;
   readonly batchStartTime: Date | null;
 }

@@ -1,27 +1,36 @@
 import {
   getPhase,
   listPhases,
-  listStepsByPhase,
+  countPhaseMemberOutcomes,
+  phaseHasOpenSteps,
   transitionBatch,
   transitionPhase,
   type Db,
 } from "@matoolkit/db";
-import { executionMachine, phaseMachine, type ExecutionStatus } from "@matoolkit/domain";
+import { phaseMachine } from "@matoolkit/domain";
 import type { FollowUps, OrchestratorContext } from "./context.ts";
 
 /** Runs the completion checks a handler asked for, each in its own short transaction, after commit. */
 export async function runFollowUps(ctx: OrchestratorContext, followUps: FollowUps): Promise<void> {
   const batchIds = new Set(followUps.batchIds);
+  const changed = new Set<number>();
   for (const phaseId of followUps.phaseIds) {
     const batchId = await checkPhaseCompletion(ctx.db, phaseId);
-    if (batchId !== undefined) batchIds.add(batchId);
+    if (batchId !== undefined) {
+      batchIds.add(batchId);
+      changed.add(batchId);
+    }
   }
   for (const batchId of batchIds) {
     for (const phase of await listPhases(ctx.db, batchId)) {
-      if (phase.status === "dispatched") await checkPhaseCompletion(ctx.db, phase.id);
+      if (phase.status === "dispatched" && (await checkPhaseCompletion(ctx.db, phase.id)) !== undefined) {
+        changed.add(batchId);
+      }
     }
-    await checkBatchCompletion(ctx.db, batchId);
+    if (await checkBatchCompletion(ctx.db, batchId)) changed.add(batchId);
   }
+  // The workflow would notice at its next re-check; the nudge makes it notice now.
+  for (const batchId of changed) await ctx.batchChanged?.(batchId);
 }
 
 /**
@@ -32,29 +41,25 @@ export async function runFollowUps(ctx: OrchestratorContext, followUps: FollowUp
 export async function checkPhaseCompletion(db: Db, phaseId: number): Promise<number | undefined> {
   const phase = await getPhase(db, phaseId);
   if (phase === undefined || phase.status !== "dispatched") return undefined;
-  const steps = await listStepsByPhase(db, phaseId);
-  if (steps.some((step) => !executionMachine.isTerminal(step.status as ExecutionStatus))) return undefined;
-  const byMember = new Map<number, string[]>();
-  for (const step of steps) {
-    const statuses = byMember.get(step.batchMemberId) ?? [];
-    statuses.push(step.status);
-    byMember.set(step.batchMemberId, statuses);
-  }
-  const succeeded = [...byMember.values()].filter((statuses) =>
-    statuses.every((s) => s === "succeeded"),
-  ).length;
+  // Runs after every result: one index probe while any step is open, the aggregate only once.
+  if (await phaseHasOpenSteps(db, phaseId)) return undefined;
+  const { members, succeeded } = await countPhaseMemberOutcomes(db, phaseId);
+  // No steps yet: phase-due has not created them (the admin API marks the phase dispatched before
+  // publishing it). phase-due itself closes a phase that has no member to run.
+  if (members === 0) return undefined;
   const event = succeeded > 0 ? "complete" : "fail";
-  const reason = `${succeeded} of ${byMember.size} members succeeded`;
+  const reason = `${succeeded} of ${members} members succeeded`;
   const won = await transitionPhase(db, phaseId, event, { reason });
   return won === undefined ? undefined : phase.batchId;
 }
 
 /** 000 CheckBatchCompletionAsync: all phases terminal → completed if any phase completed, else failed. */
-export async function checkBatchCompletion(db: Db, batchId: number): Promise<void> {
+export async function checkBatchCompletion(db: Db, batchId: number): Promise<boolean> {
   const phases = await listPhases(db, batchId);
-  if (phases.length === 0 || phases.some((phase) => !phaseMachine.isTerminal(phase.status))) return;
+  if (phases.length === 0 || phases.some((phase) => !phaseMachine.isTerminal(phase.status))) return false;
   const completed = phases.filter((phase) => phase.status === "completed").length;
-  await transitionBatch(db, batchId, completed > 0 ? "complete" : "fail", {
+  const won = await transitionBatch(db, batchId, completed > 0 ? "complete" : "fail", {
     reason: `${completed} of ${phases.length} phases completed`,
   });
+  return won !== undefined;
 }

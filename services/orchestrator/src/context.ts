@@ -7,6 +7,8 @@ export interface OrchestratorContext {
   readonly logger: Logger;
   readonly runbooks: RunbookCache;
   readonly now: () => Date;
+  /** Nudges the batch's workflow (a phase or the batch just ended); absent in handler-only tests. */
+  readonly batchChanged?: (batchId: number) => Promise<void>;
 }
 
 /**

@@ -4,12 +4,14 @@ import {
   getMember,
   getPhase,
   listInitsByBatch,
+  recordRollbackStep,
   transitionBatch,
   transitionInit,
   transitionMember,
   type Db,
+  type RollbackStepRecord,
 } from "@matoolkit/db";
-import { resolveStep, TemplateResolutionError } from "@matoolkit/domain";
+import { reasonCodes, resolveStep, TemplateResolutionError } from "@matoolkit/domain";
 import { variablesFor, type BatchInfo } from "./batch-info.ts";
 import type { FollowUps, OrchestratorContext } from "./context.ts";
 import { transitionExecution, type ExecutionRef } from "./executions.ts";
@@ -92,7 +94,11 @@ export async function failMember(
   if (member !== undefined) args.followUps.batchIds.add(member.batchId);
 }
 
-/** 000 "Rollback Protocol": fire-and-forget, templated with the member's data; the step stays failed. */
+/**
+ * 000 "Rollback Protocol": fire-and-forget, templated with the member's data; the step stays
+ * failed. Each rollback step leaves an annotation event on the failed execution (sent, with its
+ * job id, or not sent and why), which the steps API shows as the execution's `rollback`.
+ */
 async function sendRollback(
   trx: Db,
   ctx: OrchestratorContext,
@@ -108,11 +114,24 @@ async function sendRollback(
   if (row.onFailure === null) return;
   const runbook = await ctx.runbooks.get(trx, batch.runbookName, args.runbookVersion);
   const sequence = runbook.rollbacks[row.onFailure] ?? [];
+  const record = (index: number, stepName: string, outcome: RollbackStepRecord["outcome"]) =>
+    recordRollbackStep(trx, {
+      batchId: batch.id,
+      entity: ref.kind,
+      executionId: ref.id,
+      executionStatus: row.status,
+      sequence: row.onFailure ?? "",
+      index,
+      total: sequence.length,
+      stepName,
+      outcome,
+    });
   for (const [index, step] of sequence.entries()) {
+    const jobId = `rollback-${ref.kind}-${ref.id}-${row.retryCount}-${index}`;
     try {
       const resolved = resolveStep(step, args.variables);
       await sendUntrackedJob(trx, {
-        jobId: `rollback-${ref.kind}-${ref.id}-${row.retryCount}-${index}`,
+        jobId,
         batchId: batch.id,
         workerId: step.workerId,
         functionName: resolved.functionName,
@@ -124,8 +143,11 @@ async function sendRollback(
           RunbookVersion: args.runbookVersion,
         },
       });
+      // On the timeline and the steps API, so operators see what was sent for the failure.
+      await record(index, step.name, { sent: true, jobId });
     } catch (error) {
       if (!(error instanceof TemplateResolutionError)) throw error;
+      await record(index, step.name, { sent: false, reason: reasonCodes.templateUnresolved });
       ctx.logger.error(
         { batchId: batch.id, stepExecutionId: ref.id, rollback: row.onFailure, missing: error.missing },
         "rollback step not sent: unresolved template variables",

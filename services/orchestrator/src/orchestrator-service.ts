@@ -12,6 +12,7 @@ import {
   type Delivery,
   type Logger,
   type MessageBus,
+  type WorkflowEngine,
 } from "@matoolkit/runtime";
 import { runFollowUps } from "./completion.ts";
 import { emptyFollowUps, type FollowUps, type OrchestratorContext } from "./context.ts";
@@ -21,6 +22,8 @@ import { handleMemberAdded, handleMemberRemoved } from "./handlers/members.ts";
 import { handlePhaseDue } from "./handlers/phase-due.ts";
 import { handleWorkerResult } from "./handlers/worker-result.ts";
 import { RunbookCache } from "./runbook-cache.ts";
+import { timeOutStuckExecutions } from "./stuck-executions.ts";
+import { startBatchWorkflowHost } from "./workflow/batch-workflow-host.ts";
 
 export interface OrchestratorOptions {
   readonly db: Db;
@@ -28,16 +31,45 @@ export interface OrchestratorOptions {
   readonly logger: Logger;
   readonly concurrency?: number;
   readonly now?: () => Date;
+  /** Batch progression (one durable workflow per batch); absent only in handler-level tests. */
+  readonly workflows?: {
+    readonly engine: WorkflowEngine;
+    /** Longest sleep of a batch workflow before it re-reads SQL. */
+    readonly recheckSeconds: number;
+    /** How often every unfinished batch is checked for a running workflow, and stuck steps swept. */
+    readonly reconcileSeconds: number;
+  };
 }
 
+export type OrchestratorService = OrchestratorContext & { stop(): Promise<void> };
+
 /** 000 "Orchestrator Internals": two subscriptions, one router per message type, one result processor. */
-export async function startOrchestratorService(options: OrchestratorOptions): Promise<OrchestratorContext> {
+export async function startOrchestratorService(options: OrchestratorOptions): Promise<OrchestratorService> {
+  const logger = options.logger.child({ service: "orchestrator" });
+  const now = options.now ?? (() => new Date());
+  // The host's periodic reconcile also fails steps stuck in `dispatched` past their timeout
+  // (worker.timeout); it needs the context, which needs the host: hence the late binding.
+  const late: { context?: OrchestratorContext } = {};
+  const host =
+    options.workflows === undefined
+      ? undefined
+      : await startBatchWorkflowHost({
+          db: options.db,
+          logger,
+          now,
+          ...options.workflows,
+          onReconcile: async (at) => {
+            if (late.context !== undefined) await timeOutStuckExecutions(late.context, at);
+          },
+        });
   const ctx: OrchestratorContext = {
     db: options.db,
-    logger: options.logger.child({ service: "orchestrator" }),
+    logger,
     runbooks: new RunbookCache(),
-    now: options.now ?? (() => new Date()),
+    now,
+    ...(host === undefined ? {} : { batchChanged: (batchId: number) => host.batchChanged(batchId) }),
   };
+  late.context = ctx;
   const concurrency = options.concurrency ?? 8;
   await options.bus.subscribe({ ...orchestratorEventsSubscription, concurrency }, (delivery) =>
     handleOrchestratorEvent(ctx, delivery),
@@ -45,7 +77,7 @@ export async function startOrchestratorService(options: OrchestratorOptions): Pr
   await options.bus.subscribe({ ...workerResultsSubscription, concurrency }, (delivery) =>
     handleResultDelivery(ctx, delivery),
   );
-  return ctx;
+  return { ...ctx, stop: async () => host?.stop() };
 }
 
 export async function handleOrchestratorEvent(ctx: OrchestratorContext, delivery: Delivery): Promise<void> {
@@ -102,6 +134,8 @@ function route(
       return handlePollCheck(trx, scoped, event.body, followUps);
     case "retry-check":
       return handleRetryCheck(trx, scoped, event.body, followUps);
+    case "batch-changed":
+      return ctx.batchChanged?.(event.body.BatchId) ?? Promise.resolve();
     default: {
       const unreachable: never = event;
       throw new Error(`unhandled event ${String(unreachable)}`);

@@ -76,7 +76,10 @@ export async function memberStatuses(db: Db, batchId: number): Promise<Record<st
   return Object.fromEntries(rows.map((row) => [row.memberKey, row.status]));
 }
 
-/** One entity's status timeline as `from→to` strings, oldest first. */
+/**
+ * One entity's status timeline as `from→to` strings, oldest first. Annotation events (from = to,
+ * e.g. a rollback sent for a failed step) are not status changes and are left out.
+ */
 export async function transitionsOf(db: Db, entity: EventEntity, entityId: number): Promise<string[]> {
   const rows = await db
     .selectFrom("events")
@@ -85,5 +88,19 @@ export async function transitionsOf(db: Db, entity: EventEntity, entityId: numbe
     .where("entityId", "=", entityId)
     .orderBy("id")
     .execute();
-  return rows.map((row) => `${row.fromStatus ?? "∅"}→${row.toStatus}`);
+  return rows
+    .filter((row) => row.fromStatus !== row.toStatus)
+    .map((row) => `${row.fromStatus ?? "∅"}→${row.toStatus}`);
+}
+
+/** Annotation events of an execution (from = to): the rollback steps sent for it, as reasons. */
+export async function annotationsOf(db: Db, entity: EventEntity, entityId: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom("events")
+    .select(["fromStatus", "toStatus", "reason"])
+    .where("entity", "=", entity)
+    .where("entityId", "=", entityId)
+    .orderBy("id")
+    .execute();
+  return rows.filter((row) => row.fromStatus === row.toStatus).map((row) => row.reason ?? "");
 }

@@ -1,6 +1,8 @@
 // Entry point: the scheduler alone, against a shared DATABASE_URL (or the embedded database).
+import { createDataSourceClient } from "@matoolkit/datasources";
 import { bootPlatform, platformConfigFromEnv, runUntilSignalled } from "@matoolkit/platform";
 import { schedulerConfigFromEnv } from "./scheduler-config.ts";
+import { nudgeBatchWorkflows } from "./batch-lifecycle.ts";
 import { startSchedulerService } from "./scheduler-service.ts";
 
 await runUntilSignalled("scheduler", async () => {
@@ -10,8 +12,11 @@ await runUntilSignalled("scheduler", async () => {
     db: platform.db,
     timers: platform.timers,
     logger: platform.logger,
+    // Runbooks name environment variables for their connections; csv paths are relative to here.
+    dataSources: createDataSourceClient({ env: process.env, baseDir: process.cwd() }),
+    lifecycle: nudgeBatchWorkflows(platform.db),
     ...config,
   });
-  platform.logger.info({ pollSweepSeconds: config.pollSweepSeconds }, "scheduler running");
+  platform.logger.info(config, "scheduler running");
   return () => platform.stop();
 });

@@ -252,7 +252,10 @@ describe("startSchedulerService", () => {
         db,
         timers: runtime.timers,
         logger: createLogger({ level: "silent", name: "scheduler-test" }),
+        // No data source is read here: the tick finds no runbook with automation or batches to sync.
+        dataSources: { query: async () => [] },
         pollSweepSeconds: 1,
+        tickSeconds: 3600,
       });
       await vi.waitFor(
         async () =>

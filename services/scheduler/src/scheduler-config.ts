@@ -2,16 +2,25 @@ import { parseOrExplain } from "@matoolkit/platform";
 import { z } from "zod";
 
 export const schedulerConfigSchema = z.object({
+  /** The poll sweep (000 Timer Lifecycle step 3). */
   pollSweepSeconds: z.coerce.number().int().min(5).max(3600).default(300),
+  /** The tick that queries data sources, syncs batches and dispatches due phases (000: 5 minutes). */
+  tickSeconds: z.coerce.number().int().min(5).max(86_400).default(300),
 });
 export type SchedulerConfig = z.infer<typeof schedulerConfigSchema>;
+
+const envNames: Record<keyof SchedulerConfig, string> = {
+  pollSweepSeconds: "MATOOLKIT_POLL_SWEEP_SECONDS",
+  tickSeconds: "MATOOLKIT_SCHEDULER_TICK_SECONDS",
+};
 
 export function schedulerConfigFromEnv(env: Record<string, string | undefined>): SchedulerConfig {
   return parseOrExplain(
     schedulerConfigSchema,
-    { pollSweepSeconds: env.MATOOLKIT_POLL_SWEEP_SECONDS || undefined },
     {
-      pollSweepSeconds: "MATOOLKIT_POLL_SWEEP_SECONDS",
+      pollSweepSeconds: env[envNames.pollSweepSeconds] || undefined,
+      tickSeconds: env[envNames.tickSeconds] || undefined,
     },
+    envNames,
   );
 }

@@ -36,6 +36,8 @@ export const reasonCodes = {
   memberRemoved: "member.removed",
   /** The step was cancelled because its batch was cancelled. */
   batchCancelled: "batch.cancelled",
+  /** A runbook's data source query failed (unreachable, rejected, timed out); see runbooks.last_error. */
+  dataSourceFailed: "datasource.failed",
   /** A bus message did not match its wire schema and cannot be processed. */
   messageInvalid: "message.invalid",
   /** The caller presented no valid credentials (HTTP 401). */

@@ -160,10 +160,18 @@ describe("camelCase bodies (001 style)", () => {
 });
 
 describe("isOrchestratorEventType", () => {
-  it("accepts exactly the six orchestrator-events types", () => {
-    const six = ["batch-init", "phase-due", "member-added", "member-removed", "poll-check", "retry-check"];
-    expect([...orchestratorEventTypes].sort()).toEqual([...six].sort());
-    for (const type of six) expect(isOrchestratorEventType(type)).toBe(true);
+  it("accepts exactly the six orchestrator-events types of 000 and the internal batch-changed nudge", () => {
+    const types = [
+      "batch-init",
+      "phase-due",
+      "member-added",
+      "member-removed",
+      "poll-check",
+      "retry-check",
+      "batch-changed",
+    ];
+    expect([...orchestratorEventTypes].sort()).toEqual([...types].sort());
+    for (const type of types) expect(isOrchestratorEventType(type)).toBe(true);
   });
 
   it("rejects anything else, including worker messages, other casings and Object.prototype names", () => {

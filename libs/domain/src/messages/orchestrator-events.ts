@@ -43,6 +43,13 @@ export type PollCheckMessage = z.infer<typeof pollCheckMessageSchema>;
 export const retryCheckMessageSchema = pollCheckMessageSchema;
 export type RetryCheckMessage = z.infer<typeof retryCheckMessageSchema>;
 
+/**
+ * Not in 000: an internal nudge to the batch's workflow (see libs/commands notifyBatchChanged).
+ * It travels on orchestrator-events like the others; workers never see it.
+ */
+export const batchChangedMessageSchema = z.object({ BatchId: id });
+export type BatchChangedMessage = z.infer<typeof batchChangedMessageSchema>;
+
 export const orchestratorEventSchemas = {
   "batch-init": batchInitMessageSchema,
   "phase-due": phaseDueMessageSchema,
@@ -50,6 +57,7 @@ export const orchestratorEventSchemas = {
   "member-removed": memberRemovedMessageSchema,
   "poll-check": pollCheckMessageSchema,
   "retry-check": retryCheckMessageSchema,
+  "batch-changed": batchChangedMessageSchema,
 } as const;
 
 export type OrchestratorEventType = keyof typeof orchestratorEventSchemas;

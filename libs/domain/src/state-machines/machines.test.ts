@@ -15,15 +15,15 @@ function allowedTransitions<S extends string, E extends string>(machine: StateMa
 }
 
 describe("batch machine (000 State Machines → Batch Status)", () => {
-  it("holds exactly the spec's statuses", () => {
+  it("holds the spec's statuses plus cancelled", () => {
     expect([...batchMachine.states].sort()).toEqual(
-      ["active", "completed", "detected", "failed", "init_dispatched"].sort(),
+      ["active", "cancelled", "completed", "detected", "failed", "init_dispatched"].sort(),
     );
     expect(batchMachine.initial).toBe("detected");
-    expect([...batchMachine.terminal].sort()).toEqual(["completed", "failed"]);
+    expect([...batchMachine.terminal].sort()).toEqual(["cancelled", "completed", "failed"]);
   });
 
-  it("allows exactly detected → init_dispatched → active → completed/failed, skipping init when there is none", () => {
+  it("allows exactly detected → init_dispatched → active → completed/failed, skipping init when there is none, and a cancel from any non-terminal state", () => {
     expect(allowedTransitions(batchMachine).sort()).toEqual(
       [
         "detected --dispatch_init--> init_dispatched",
@@ -33,8 +33,18 @@ describe("batch machine (000 State Machines → Batch Status)", () => {
         "detected --fail--> failed",
         "init_dispatched --fail--> failed",
         "active --fail--> failed",
+        // Not in 000: POST /api/batches/{id}/cancel.
+        "detected --cancel--> cancelled",
+        "init_dispatched --cancel--> cancelled",
+        "active --cancel--> cancelled",
       ].sort(),
     );
+  });
+
+  it("never moves a cancelled batch to completed or failed", () => {
+    for (const event of Object.keys(batchMachine.transitions) as (keyof typeof batchMachine.transitions)[]) {
+      expect(batchMachine.next("cancelled", event)).toBeUndefined();
+    }
   });
 
   it("cannot complete a batch whose init has not finished", () => {
@@ -55,14 +65,20 @@ describe("member machine (000 State Machines → Member Status)", () => {
 });
 
 describe("phase machine (000 State Machines → Phase Execution Status)", () => {
-  it("holds exactly the spec's statuses", () => {
+  it("holds the spec's statuses plus cancelled", () => {
     expect([...phaseMachine.states].sort()).toEqual(
-      ["completed", "dispatched", "failed", "pending", "skipped", "superseded"].sort(),
+      ["cancelled", "completed", "dispatched", "failed", "pending", "skipped", "superseded"].sort(),
     );
-    expect([...phaseMachine.terminal].sort()).toEqual(["completed", "failed", "skipped", "superseded"]);
+    expect([...phaseMachine.terminal].sort()).toEqual([
+      "cancelled",
+      "completed",
+      "failed",
+      "skipped",
+      "superseded",
+    ]);
   });
 
-  it("skips or supersedes only a pending phase, and completes or fails only a dispatched one", () => {
+  it("skips or supersedes only a pending phase, completes or fails only a dispatched one, and cancels either", () => {
     expect(allowedTransitions(phaseMachine).sort()).toEqual(
       [
         "pending --dispatch--> dispatched",
@@ -70,6 +86,9 @@ describe("phase machine (000 State Machines → Phase Execution Status)", () => 
         "pending --supersede--> superseded",
         "dispatched --complete--> completed",
         "dispatched --fail--> failed",
+        // Not in 000: the batch was cancelled.
+        "pending --cancel--> cancelled",
+        "dispatched --cancel--> cancelled",
       ].sort(),
     );
     expect(phaseMachine.sourcesOf("skip")).toEqual(["pending"]);

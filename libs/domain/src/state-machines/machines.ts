@@ -1,11 +1,15 @@
 import { defineMachine } from "./define-machine.ts";
 
-/** 000 "State Machines" → Batch Status. Manual and automated batches share one machine. */
+/**
+ * 000 "State Machines" → Batch Status. Manual and automated batches share one machine.
+ * `cancelled` is not in 000 (which lists POST /api/batches/{id}/cancel but no status for it): an
+ * operator's cancel ends the batch from any non-terminal state, and nothing moves it on.
+ */
 export const batchMachine = defineMachine({
   entity: "batch",
   initial: "detected",
-  states: ["detected", "init_dispatched", "active", "completed", "failed"],
-  terminal: ["completed", "failed"],
+  states: ["detected", "init_dispatched", "active", "completed", "failed", "cancelled"],
+  terminal: ["completed", "failed", "cancelled"],
   transitions: {
     dispatch_init: {
       from: ["detected"],
@@ -27,6 +31,11 @@ export const batchMachine = defineMachine({
       to: "failed",
       description: "an init step failed, or every phase failed",
     },
+    cancel: {
+      from: ["detected", "init_dispatched", "active"],
+      to: "cancelled",
+      description: "cancelled by an operator (not in 000)",
+    },
   },
 });
 export type BatchStatus = (typeof batchMachine.states)[number];
@@ -46,12 +55,15 @@ export const memberMachine = defineMachine({
 export type MemberStatus = (typeof memberMachine.states)[number];
 export type MemberEvent = keyof typeof memberMachine.transitions;
 
-/** 000 "State Machines" → Phase Execution Status. */
+/**
+ * 000 "State Machines" → Phase Execution Status, plus `cancelled` (not in 000): the batch was
+ * cancelled before the phase ended.
+ */
 export const phaseMachine = defineMachine({
   entity: "phase",
   initial: "pending",
-  states: ["pending", "dispatched", "completed", "failed", "skipped", "superseded"],
-  terminal: ["completed", "failed", "skipped", "superseded"],
+  states: ["pending", "dispatched", "completed", "failed", "skipped", "superseded", "cancelled"],
+  terminal: ["completed", "failed", "skipped", "superseded", "cancelled"],
   transitions: {
     dispatch: { from: ["pending"], to: "dispatched", description: "phase fell due (or was advanced)" },
     complete: {
@@ -62,6 +74,11 @@ export const phaseMachine = defineMachine({
     fail: { from: ["dispatched"], to: "failed", description: "all steps terminal, no member succeeded" },
     skip: { from: ["pending"], to: "skipped", description: "overdue_behavior = ignore" },
     supersede: { from: ["pending"], to: "superseded", description: "replaced by a new runbook version" },
+    cancel: {
+      from: ["pending", "dispatched"],
+      to: "cancelled",
+      description: "its batch was cancelled (not in 000)",
+    },
   },
 });
 export type PhaseStatus = (typeof phaseMachine.states)[number];

@@ -2,3 +2,4 @@
 // imports: importing them pulls in vitest.
 export * from "./idempotency-store.contract.ts";
 export * from "./message-bus.contract.ts";
+export { describeWorkflowEngineContract } from "./workflow-engine.contract.ts";

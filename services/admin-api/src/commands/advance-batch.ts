@@ -1,19 +1,6 @@
-import {
-  enqueueOutbox,
-  getBatchWithRunbook,
-  listPhases,
-  setCurrentPhase,
-  transitionBatch,
-  transitionPhase,
-  type Db,
-} from "@matoolkit/db";
-import {
-  parseRunbookOrThrow,
-  routingProperties,
-  topics,
-  type BatchInitMessage,
-  type PhaseDueMessage,
-} from "@matoolkit/domain";
+import { dispatchInit, dispatchPhase, notifyBatchChanged } from "@matoolkit/commands";
+import { getBatchWithRunbook, listPhases, transitionBatch, type Db } from "@matoolkit/db";
+import { parseRunbookOrThrow } from "@matoolkit/domain";
 import { conflict, notFound } from "../http/api-error.ts";
 
 export type AdvanceResult =
@@ -42,24 +29,14 @@ export async function advanceBatchCommand(db: Db, batchId: number): Promise<Adva
           await transitionBatch(trx, batchId, "activate", { reason: "runbook has no init steps" });
           return advancePhase(trx, batch.id, batch.runbookName);
         }
-        const won = await transitionBatch(trx, batchId, "dispatch_init", {
+        const won = await dispatchInit(trx, {
+          batchId: batch.id,
+          runbookName: batch.runbookName,
+          runbookVersion: batch.runbookVersion,
           reason: "advanced by operator",
-          set: { initDispatchedAt: new Date() },
         });
-        if (won === undefined) throw conflict(`batch ${batchId} changed while advancing; try again`);
-        const body: BatchInitMessage = {
-          BatchId: batch.id,
-          RunbookName: batch.runbookName,
-          RunbookVersion: batch.runbookVersion,
-        };
-        await enqueueOutbox(trx, [
-          {
-            messageId: `batch-init:${batch.id}:${batch.runbookVersion}`,
-            topic: topics.orchestratorEvents,
-            properties: { [routingProperties.messageType]: "batch-init" },
-            body,
-          },
-        ]);
+        if (!won) throw conflict(`batch ${batchId} changed while advancing; try again`);
+        await notifyBatchChanged(trx, batchId, "advanced");
         return { action: "init", batchId };
       }
       case "init_dispatched":
@@ -68,6 +45,7 @@ export async function advanceBatchCommand(db: Db, batchId: number): Promise<Adva
         return advancePhase(trx, batch.id, batch.runbookName);
       case "completed":
       case "failed":
+      case "cancelled":
         throw conflict(`batch ${batchId} is ${batch.status}; nothing left to advance`);
       default: {
         const unreachable: never = batch.status;
@@ -89,23 +67,8 @@ async function advancePhase(trx: Db, batchId: number, runbookName: string): Prom
   }
   const next = phases.find((phase) => phase.status === "pending");
   if (next === undefined) throw conflict(`batch ${batchId} has no pending phase left`);
-  const won = await transitionPhase(trx, next.id, "dispatch", { reason: "advanced by operator" });
-  if (won === undefined) throw conflict(`phase ${next.phaseName} changed while advancing; try again`);
-  await setCurrentPhase(trx, batchId, next.phaseName);
-  const body: PhaseDueMessage = {
-    BatchId: batchId,
-    RunbookName: runbookName,
-    RunbookVersion: next.runbookVersion,
-    PhaseName: next.phaseName,
-    PhaseExecutionId: next.id,
-  };
-  await enqueueOutbox(trx, [
-    {
-      messageId: `phase-due:${next.id}`,
-      topic: topics.orchestratorEvents,
-      properties: { [routingProperties.messageType]: "phase-due" },
-      body,
-    },
-  ]);
+  const won = await dispatchPhase(trx, { batchId, runbookName, phase: next, reason: "advanced by operator" });
+  if (!won) throw conflict(`phase ${next.phaseName} changed while advancing; try again`);
+  await notifyBatchChanged(trx, batchId, "advanced");
   return { action: "phase", batchId, phaseName: next.phaseName, phaseExecutionId: next.id };
 }

@@ -13,6 +13,7 @@ export type ApiErrorCode =
   | "resource.not_found"
   | "state.conflict"
   | "payload.too_large"
+  | "datasource.failed"
   | "unexpected.exception";
 
 export class ApiError extends Error {

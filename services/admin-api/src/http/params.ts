@@ -20,8 +20,8 @@ export function pagination(
   req: Request,
   defaults = { limit: 100, max: 1000 },
 ): { limit: number; offset: number } {
-  const limit = optionalInt(req, "limit") ?? defaults.limit;
-  const offset = optionalInt(req, "offset") ?? 0;
+  const limit = optionalWholeNumber(req, "limit") ?? defaults.limit;
+  const offset = optionalWholeNumber(req, "offset") ?? 0;
   if (limit < 1 || limit > defaults.max) throw badRequest(`'limit' must be between 1 and ${defaults.max}`);
   if (offset < 0) throw badRequest("'offset' must be 0 or more");
   return { limit, offset };
@@ -34,7 +34,8 @@ export function optionalString(req: Request, name: string): string | undefined {
   return raw;
 }
 
-function optionalInt(req: Request, name: string): number | undefined {
+/** A query parameter that must be a whole number (0 or more) when present; the error names it. */
+export function optionalWholeNumber(req: Request, name: string): number | undefined {
   const raw = optionalString(req, name);
   if (raw === undefined) return undefined;
   // Safe integers only: 1e20 would pass the range checks above as an offset and then overflow

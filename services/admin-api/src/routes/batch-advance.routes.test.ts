@@ -44,7 +44,12 @@ async function newBatch(runbook: string): Promise<number> {
 
 const advance = (id: number | string) => harness.request("POST", `/batches/${id}/advance`);
 
+/** The spec messages advance sent for the batch (batch-init, phase-due), in order. */
 async function outboxOf(batchId: number): Promise<OutboxRow[]> {
+  return (await allOutboxOf(batchId)).filter((row) => row.properties.MessageType !== "batch-changed");
+}
+
+async function allOutboxOf(batchId: number): Promise<OutboxRow[]> {
   const rows = await harness.db.selectFrom("outbox").selectAll().orderBy("id").execute();
   return rows.filter((row) => (row.body as { BatchId?: number }).BatchId === batchId);
 }
@@ -130,6 +135,14 @@ describe("advancing an active batch", () => {
         PhaseExecutionId: phases[0]!.id,
       },
     });
+  });
+
+  it("nudges the batch workflow with a batch-changed message after each successful advance", async () => {
+    const id = await newBatch("plain");
+    expect((await advance(id)).status).toBe(202);
+    expectConflict(await advance(id), /still running/);
+    const nudges = (await allOutboxOf(id)).filter((row) => row.properties.MessageType === "batch-changed");
+    expect(nudges.map((row) => row.body)).toEqual([{ BatchId: id }]);
   });
 
   it("refuses to start the next phase while the previous one is still running", async () => {

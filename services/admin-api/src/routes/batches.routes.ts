@@ -1,20 +1,13 @@
 import express, { Router } from "express";
-import {
-  getBatchWithRunbook,
-  listBatches,
-  listInitsByBatch,
-  listMembers,
-  listPhases,
-  listStepsByBatch,
-  type Db,
-} from "@matoolkit/db";
+import { getBatchWithRunbook, listBatches, listEvents, listMembers, type Db } from "@matoolkit/db";
 import { batchMachine, type BatchStatus } from "@matoolkit/domain";
 import { principalOf, requireRole } from "../auth/index.ts";
 import { advanceBatchCommand } from "../commands/advance-batch.ts";
+import { cancelBatchCommand } from "../commands/cancel-batch.ts";
 import { createManualBatchCommand } from "../commands/create-manual-batch.ts";
 import { badRequest, notFound } from "../http/api-error.ts";
-import { optionalString, pagination, positiveIntParam } from "../http/params.ts";
-import { countBy } from "./count-by.ts";
+import { optionalString, optionalWholeNumber, pagination, positiveIntParam } from "../http/params.ts";
+import { batchDetail, executionsWithRollbacks, phasesWithCounts } from "../read-models/batch-read-models.ts";
 
 export function batchRoutes(db: Db): Router {
   const router = Router();
@@ -44,6 +37,10 @@ export function batchRoutes(db: Db): Router {
     res.status(202).json(await advanceBatchCommand(db, positiveIntParam(req, "id")));
   });
 
+  router.post("/:id/cancel", requireRole("Admin"), async (req, res) => {
+    res.json(await cancelBatchCommand(db, positiveIntParam(req, "id")));
+  });
+
   router.get("/", async (req, res) => {
     const status = optionalString(req, "status");
     if (status !== undefined && !batchMachine.isState(status)) {
@@ -57,13 +54,7 @@ export function batchRoutes(db: Db): Router {
 
   router.get("/:id", async (req, res) => {
     const batch = await loadBatch(db, positiveIntParam(req, "id"));
-    const [members, phases] = await Promise.all([listMembers(db, batch.id), listPhases(db, batch.id)]);
-    const { yamlContent: _yaml, ...rest } = batch;
-    res.json({
-      ...rest,
-      memberCounts: countBy(members, (member) => member.status),
-      phases: phases.map((phase) => ({ id: phase.id, phaseName: phase.phaseName, status: phase.status })),
-    });
+    res.json(await batchDetail(db, batch));
   });
 
   router.get("/:id/members", async (req, res) => {
@@ -73,17 +64,25 @@ export function batchRoutes(db: Db): Router {
 
   router.get("/:id/phases", async (req, res) => {
     const batch = await loadBatch(db, positiveIntParam(req, "id"));
-    res.json(await listPhases(db, batch.id));
+    res.json(await phasesWithCounts(db, batch.id));
   });
 
   // Init executions first (they run before any phase), then the page of step executions.
   router.get("/:id/steps", async (req, res) => {
     const batch = await loadBatch(db, positiveIntParam(req, "id"));
-    const [init, steps] = await Promise.all([
-      listInitsByBatch(db, batch.id),
-      listStepsByBatch(db, batch.id, pagination(req, { limit: 500, max: 5000 })),
-    ]);
-    res.json({ init, steps });
+    res.json(await executionsWithRollbacks(db, batch.id, pagination(req, { limit: 500, max: 5000 })));
+  });
+
+  // The batch's timeline, oldest first; a client pages (or polls) with the last id it has seen.
+  router.get("/:id/events", async (req, res) => {
+    const batch = await loadBatch(db, positiveIntParam(req, "id"));
+    const afterId = optionalWholeNumber(req, "afterId");
+    const limit = optionalWholeNumber(req, "limit") ?? 100;
+    if (limit < 1 || limit > 1000) throw badRequest("'limit' must be between 1 and 1000");
+    // One more than asked tells whether another page follows without a count query.
+    const rows = await listEvents(db, batch.id, { afterId, limit: limit + 1 });
+    const items = rows.slice(0, limit);
+    res.json({ items, nextAfterId: rows.length > limit ? (items.at(-1)?.id ?? null) : null });
   });
 
   return router;

@@ -1,5 +1,5 @@
-import { insertInits, listInitsByBatch, transitionBatch } from "@matoolkit/db";
-import type { BatchInitMessage } from "@matoolkit/domain";
+import { insertInits, listInitsByBatch, lockBatch, transitionBatch } from "@matoolkit/db";
+import { batchMachine, type BatchInitMessage } from "@matoolkit/domain";
 import { loadBatchInfo, variablesFor } from "../batch-info.ts";
 import type { FollowUps, OrchestratorContext } from "../context.ts";
 import { prepareExecution } from "../prepare-execution.ts";
@@ -16,12 +16,15 @@ export async function handleBatchInit(
   message: BatchInitMessage,
   followUps: FollowUps,
 ): Promise<void> {
+  // Locked: a batch cancel running now either finishes first (and this sees `cancelled`) or waits
+  // for this transaction and then cancels the init steps it created (see cancelBatch).
+  await lockBatch(trx, message.BatchId, "update");
   const batch = await loadBatchInfo(trx, message.BatchId);
   if (batch === undefined) {
     ctx.logger.warn({ batchId: message.BatchId }, "batch-init for a batch that does not exist: ignored");
     return;
   }
-  if (batch.status === "completed" || batch.status === "failed") return;
+  if (batchMachine.isTerminal(batch.status)) return;
   const runbook = await ctx.runbooks.get(trx, batch.runbookName, message.RunbookVersion);
   if (runbook.init.length === 0) {
     await transitionBatch(trx, batch.id, "activate", { reason: "runbook has no init steps" });

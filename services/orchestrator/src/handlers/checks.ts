@@ -1,5 +1,5 @@
 import { getMember, getPhase, type Db } from "@matoolkit/db";
-import type { PollCheckMessage, RetryCheckMessage } from "@matoolkit/domain";
+import { batchMachine, type PollCheckMessage, type RetryCheckMessage } from "@matoolkit/domain";
 import { loadBatchInfo, variablesFor } from "../batch-info.ts";
 import type { FollowUps, OrchestratorContext } from "../context.ts";
 import { dispatchExecution } from "../dispatch.ts";
@@ -83,7 +83,7 @@ export async function handleRetryCheck(
   const row = await loadExecution(trx, ref);
   if (row === undefined || row.status !== "pending") return;
   const batch = await loadBatchInfo(trx, row.batchId);
-  if (batch === undefined || batch.status === "completed" || batch.status === "failed") return;
+  if (batch === undefined || batchMachine.isTerminal(batch.status)) return;
   const member = row.batchMemberId === null ? undefined : await getMember(trx, row.batchMemberId);
   if (ref.kind === "step" && member?.status !== "active") return;
   const outcome = await dispatchExecution(trx, ctx, {

@@ -7,6 +7,7 @@ import {
   listPhases,
   listStepsByMember,
   listStepsByPhase,
+  lockBatch,
   transitionMember,
   type Db,
 } from "@matoolkit/db";
@@ -34,6 +35,8 @@ export async function handleMemberAdded(
 ): Promise<void> {
   const member = await getMember(trx, message.BatchMemberId);
   if (member === undefined || member.status !== "active" || member.batchId !== message.BatchId) return;
+  // Shared lock: catch-up steps and a batch cancel take turns (see cancelBatch); catch-ups don't.
+  await lockBatch(trx, member.batchId, "share");
   const batch = await loadBatchInfo(trx, member.batchId);
   if (batch === undefined || batch.status !== "active") return;
   const existing = new Set((await listStepsByMember(trx, member.id)).map((step) => step.phaseExecutionId));

@@ -6,7 +6,7 @@ import {
   transitionPhase,
   type Db,
 } from "@matoolkit/db";
-import type { PhaseDueMessage } from "@matoolkit/domain";
+import { batchMachine, type PhaseDueMessage } from "@matoolkit/domain";
 import { loadBatchInfo, variablesFor } from "../batch-info.ts";
 import type { FollowUps, OrchestratorContext } from "../context.ts";
 import { prepareExecution } from "../prepare-execution.ts";
@@ -37,7 +37,8 @@ export async function handlePhaseDue(
   }
   if (phase.status !== "pending" && phase.status !== "dispatched") return;
   const batch = await loadBatchInfo(trx, phase.batchId);
-  if (batch === undefined || batch.status === "completed" || batch.status === "failed") return;
+  // A cancelled batch has cancelled this phase too (under this phase's lock), so only an ended one gets here.
+  if (batch === undefined || batchMachine.isTerminal(batch.status)) return;
   if (batch.status !== "active") {
     // Init has not finished: throwing redelivers the message later (bounded, then dead-lettered).
     throw new BatchNotReadyError(`batch ${batch.id} is ${batch.status}; phases wait for init`);
@@ -63,6 +64,12 @@ export async function handlePhaseDue(
       })),
     );
   if (rows.length > 0) await insertSteps(trx, rows);
+  if (members.length === 0 && existing.size === 0) {
+    // Nobody to run: close the phase here, since completion checks wait for steps to exist.
+    await transitionPhase(trx, phase.id, "fail", { reason: "no active member" });
+    followUps.batchIds.add(batch.id);
+    return;
+  }
   for (const member of members) {
     await advanceMember(trx, ctx, { batch, phaseExecutionId: phase.id, memberId: member.id, followUps });
   }

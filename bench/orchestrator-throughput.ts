@@ -1,0 +1,268 @@
+// Orchestrator benchmark (issue "Orchestrator", run on demand, not in CI):
+//   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench:orchestrator
+// Options: BENCH_MEMBERS (default 10000), BENCH_STEPS (5), BENCH_RETRY_MEMBERS (500),
+// BENCH_BUS_MESSAGES (5000), BENCH_WORKER_CONCURRENCY (32), BENCH_ORCHESTRATOR_CONCURRENCY (16).
+// It creates its own database on the server, runs the orchestrator, the workflow host, a worker
+// with a no-op function and the outbox relay in this process (embedded runtime), and prints figures.
+import { performance } from "node:perf_hooks";
+import pg from "pg";
+import { notifyBatchChanged } from "@matoolkit/commands";
+import { insertBatch, insertMembers, insertPhases, publishRunbook } from "@matoolkit/db";
+import { parseRunbookOrThrow, topics } from "@matoolkit/domain";
+import { startOrchestratorService } from "@matoolkit/orchestrator";
+import { bootPlatform, platformConfigFromEnv } from "@matoolkit/platform";
+import { declareWorkerPools, workerJobsSubscription } from "@matoolkit/runtime";
+import { createFunctionRegistry, startWorkerService } from "@matoolkit/worker";
+import { installSqlCounter, percentile } from "./sql-counter.ts";
+
+const env = process.env;
+const serverUrl = env.DATABASE_URL;
+if (serverUrl === undefined) {
+  process.stderr.write("Set DATABASE_URL to a PostgreSQL server (the benchmark creates its own database).\n");
+  process.exit(2);
+}
+const members = Number(env.BENCH_MEMBERS ?? 10_000);
+const stepsPerMember = Number(env.BENCH_STEPS ?? 5);
+const retryMembers = Number(env.BENCH_RETRY_MEMBERS ?? 500);
+const busMessages = Number(env.BENCH_BUS_MESSAGES ?? 5_000);
+const workerConcurrency = Number(env.BENCH_WORKER_CONCURRENCY ?? 32);
+const orchestratorConcurrency = Number(env.BENCH_ORCHESTRATOR_CONCURRENCY ?? 16);
+
+const sql = installSqlCounter();
+const database = `matoolkit_bench_${Date.now()}`;
+const admin = new pg.Client({ connectionString: serverUrl });
+await admin.connect();
+await admin.query(`CREATE DATABASE ${database}`);
+const url = new URL(serverUrl);
+url.pathname = `/${database}`;
+
+const platform = await bootPlatform(
+  platformConfigFromEnv({ DATABASE_URL: url.toString(), LOG_LEVEL: env.LOG_LEVEL ?? "warn" }),
+  "bench",
+);
+const { db, bus } = platform;
+const firstJobAt = new Map<number, number>();
+const orchestrator = await startOrchestratorService({
+  db,
+  bus,
+  logger: platform.logger,
+  concurrency: orchestratorConcurrency,
+  workflows: { engine: platform.workflows, recheckSeconds: 30, reconcileSeconds: 30 },
+});
+const flaky = new Set<number>();
+const worker = await startWorkerService({
+  bus,
+  idempotency: platform.idempotency,
+  logger: platform.logger,
+  workerId: "worker-01",
+  concurrency: workerConcurrency,
+  jobTimeoutMs: 60_000,
+  registry: createFunctionRegistry({
+    "Bench-Noop": async (params) => {
+      const batch = Number((params as { Batch?: unknown }).Batch);
+      if (!firstJobAt.has(batch)) firstJobAt.set(batch, Date.now());
+      return { complete: true };
+    },
+    "Bench-FailOnce": async (_params, context) => {
+      if (!flaky.has(context.stepExecutionId)) {
+        flaky.add(context.stepExecutionId);
+        throw new Error("first attempt fails");
+      }
+      return { complete: true };
+    },
+  }),
+});
+
+try {
+  progress("measuring the raw bus");
+  const bus1 = await measureRawBus();
+  progress(`raw bus: ${bus1.messagesPerSecond.toFixed(0)} messages/s; running the batch`);
+  const run = await measureBatch();
+  progress(`batch done: ${run.stepsPerSecond.toFixed(0)} executions/s; measuring retry lag`);
+  const retry = await measureRetryLag();
+  const ratio = run.stepsPerSecond / bus1.messagesPerSecond;
+  const lines = [
+    `members × steps:                       ${members} × ${stepsPerMember} = ${members * stepsPerMember}`,
+    `member-step executions per second:     ${run.stepsPerSecond.toFixed(0)}  (${run.seconds.toFixed(1)} s end to end)`,
+    `SQL statements per step execution:     ${run.statementsPerStep.toFixed(1)}`,
+    `raw bus throughput (publish→ack):      ${bus1.messagesPerSecond.toFixed(0)} messages/s  (${busMessages} empty messages)`,
+    `executions / raw bus throughput:       ${ratio.toFixed(2)}`,
+    `phase due_at → first published job:    ${run.dueLagMs.toFixed(0)} ms`,
+    `retry due → dispatch (p50 / p99):      ${retry.p50.toFixed(0)} ms / ${retry.p99.toFixed(0)} ms  (${retry.samples} retries)`,
+  ];
+  process.stdout.write(`\n${lines.join("\n")}\n`);
+} finally {
+  await worker.stop();
+  await orchestrator.stop();
+  await platform.stop();
+  await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  await admin.end();
+}
+
+/** The bus alone: publish N empty messages, consume and acknowledge them, same concurrency as the worker. */
+async function measureRawBus(): Promise<{ messagesPerSecond: number }> {
+  const subscription = workerJobsSubscription("bench-raw");
+  let received = 0;
+  let done: () => void = () => {};
+  const finished = new Promise<void>((resolve) => (done = resolve));
+  await bus.subscribe({ ...subscription, concurrency: workerConcurrency }, async () => {
+    received += 1;
+    if (received === busMessages) done();
+  });
+  const started = performance.now();
+  const publishers = 8;
+  await Promise.all(
+    Array.from({ length: publishers }, async (_, p) => {
+      for (let i = p; i < busMessages; i += publishers) {
+        await bus.publish({
+          id: `raw-${i}`,
+          topic: topics.workerJobs,
+          properties: { WorkerId: "bench-raw" },
+          body: {},
+        });
+      }
+    }),
+  );
+  await finished;
+  return { messagesPerSecond: busMessages / ((performance.now() - started) / 1000) };
+}
+
+async function seedBatch(name: string, yaml: string, count: number, dueAt: Date): Promise<number> {
+  const definition = parseRunbookOrThrow(yaml);
+  const runbook = await publishRunbook(db, {
+    name,
+    yamlContent: yaml,
+    overdueBehavior: "rerun",
+    rerunInit: false,
+  });
+  await declareWorkerPools(bus, ["worker-01"]);
+  return db.transaction().execute(async (trx) => {
+    const batch = await insertBatch(trx, {
+      runbookId: runbook.id,
+      batchStartTime: dueAt,
+      isManual: false,
+      createdBy: null,
+    });
+    for (let offset = 0; offset < count; offset += 1000) {
+      const chunk = Array.from({ length: Math.min(1000, count - offset) }, (_, i) => ({
+        memberKey: `user${offset + i}@contoso.test`,
+        data: { Upn: `user${offset + i}@contoso.test` },
+      }));
+      await insertMembers(trx, batch.id, chunk);
+    }
+    await insertPhases(
+      trx,
+      batch.id,
+      definition.phases.map((phase, sequence) => ({
+        phaseName: phase.name,
+        sequence,
+        offsetMinutes: 0,
+        dueAt,
+        runbookVersion: runbook.version,
+      })),
+    );
+    await notifyBatchChanged(trx, batch.id, "created");
+    return batch.id;
+  });
+}
+
+function runbookYaml(name: string, functionName: string, steps: number, retry: string): string {
+  const stepLines = Array.from(
+    { length: steps },
+    (_, i) => `      - name: step-${i}
+        worker_id: worker-01
+        function: ${functionName}
+        params:
+          Batch: "{{_batch_id}}"
+          Upn: "{{Upn}}"${retry}`,
+  ).join("\n");
+  return `name: ${name}
+data_source:
+  type: csv
+  path: members.csv
+  primary_key: Upn
+  batch_time_column: StartsAt
+phases:
+  - name: go
+    offset: T-0
+    steps:
+${stepLines}
+`;
+}
+
+async function waitForBatchEnd(batchId: number): Promise<void> {
+  let lastReport = Date.now();
+  for (;;) {
+    const row = await db
+      .selectFrom("batches")
+      .select("status")
+      .where("id", "=", batchId)
+      .executeTakeFirstOrThrow();
+    if (row.status === "completed" || row.status === "failed") return;
+    if (Date.now() - lastReport > 5_000) {
+      lastReport = Date.now();
+      const steps = await db
+        .selectFrom("stepExecutions")
+        .select(["status", (eb) => eb.fn.countAll<number>().as("n")])
+        .where("batchId", "=", batchId)
+        .groupBy("status")
+        .execute();
+      progress(
+        `batch ${batchId} ${row.status}: ${steps.map((s) => `${s.status}=${s.n}`).join(" ") || "no steps yet"}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+function progress(line: string): void {
+  process.stderr.write(`[bench] ${line}\n`);
+}
+
+async function measureBatch() {
+  const dueAt = new Date(Date.now() + 3_000);
+  const batchId = await seedBatch(
+    "bench-throughput",
+    runbookYaml("bench-throughput", "Bench-Noop", stepsPerMember, ""),
+    members,
+    dueAt,
+  );
+  sql.reset();
+  const started = performance.now();
+  await waitForBatchEnd(batchId);
+  // The clock starts when the phase falls due, not at seeding.
+  const seconds =
+    (performance.now() - started) / 1000 -
+    Math.max(0, (dueAt.getTime() - (Date.now() - (performance.now() - started))) / 1000);
+  const executions = members * stepsPerMember;
+  const statements = sql.count();
+  const firstJob = firstJobAt.get(batchId) ?? Number.NaN;
+  return {
+    seconds,
+    stepsPerSecond: executions / seconds,
+    statementsPerStep: statements / executions,
+    dueLagMs: firstJob - dueAt.getTime(),
+  };
+}
+
+async function measureRetryLag() {
+  const retry = `
+        retry:
+          max_retries: 1
+          interval: 2s`;
+  const batchId = await seedBatch(
+    "bench-retry",
+    runbookYaml("bench-retry", "Bench-FailOnce", 1, retry),
+    retryMembers,
+    new Date(),
+  );
+  await waitForBatchEnd(batchId);
+  const rows = await db
+    .selectFrom("stepExecutions")
+    .select(["retryAfter", "dispatchedAt"])
+    .where("batchId", "=", batchId)
+    .where("retryCount", "=", 1)
+    .execute();
+  const lags = rows.map((row) => row.dispatchedAt!.getTime() - row.retryAfter!.getTime());
+  return { p50: percentile(lags, 50), p99: percentile(lags, 99), samples: lags.length };
+}

@@ -1,0 +1,80 @@
+import type { DataSourceConfig } from "@matoolkit/domain";
+import { getAccessToken, type CredentialProvider } from "../credential.ts";
+import { DataSourceError } from "../datasource-error.ts";
+import { raceAbort } from "../deadline.ts";
+import { readEnvVar, requireSetting } from "../environment.ts";
+import { describeDriverError } from "../redact.ts";
+import type { DataRow, SourceQuery } from "../types.ts";
+import { parseDataverseEndpoint } from "./connection-string.ts";
+import type { SqlServerConnection, SqlServerConnector } from "./sql-server-connector.ts";
+
+export interface DataverseSourceDeps {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly credentials: CredentialProvider;
+  readonly connector: SqlServerConnector;
+}
+
+/**
+ * Runs the query on the Dataverse TDS endpoint (SQL Server protocol) as the scheduler's Entra
+ * identity. The endpoint itself is read-only; the connection also declares read-only intent.
+ */
+export async function queryDataverse(
+  config: DataSourceConfig,
+  deps: DataverseSourceDeps,
+  query: SourceQuery,
+): Promise<DataRow[]> {
+  const sql = requireSetting("dataverse", "query", config.query);
+  const variableName = config.connection ?? "";
+  const endpoint = parseDataverseEndpoint(
+    readEnvVar("dataverse", "connection", config.connection, deps.env),
+    variableName,
+  );
+  const accessToken = await getAccessToken(
+    "dataverse",
+    deps.credentials,
+    `https://${endpoint.host}/.default`,
+    query.signal,
+  );
+  const fail = (stage: string, error: unknown): Error => {
+    if (query.signal.aborted) return query.signal.reason as Error;
+    return new DataSourceError("dataverse", `${stage}: ${describeDriverError(error, [accessToken])}`, {
+      cause: error,
+    });
+  };
+
+  let connection: SqlServerConnection;
+  try {
+    const connecting = deps.connector({
+      server: endpoint.host,
+      port: endpoint.port,
+      database: endpoint.database,
+      accessToken,
+      timeoutMs: query.timeoutMs,
+    });
+    // A connection that opens after the deadline would otherwise stay open.
+    connecting.then(
+      (late) => void (query.signal.aborted ? late.close().catch(() => undefined) : undefined),
+      () => undefined,
+    );
+    connection = await raceAbort(connecting, query.signal);
+  } catch (error) {
+    throw fail("cannot connect", error);
+  }
+  // Closing is how a running TDS request is cancelled on timeout or abort.
+  const onAbort = (): void => void connection.close().catch(() => undefined);
+  query.signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    // The query is not wrapped for a limit: T-SQL refuses ORDER BY and WITH inside a derived
+    // table, so the driver stops reading instead.
+    const rows = await raceAbort(
+      connection.query(sql, query.limit === undefined ? {} : { maxRows: query.limit }),
+      query.signal,
+    );
+    return query.limit === undefined ? rows : rows.slice(0, query.limit);
+  } catch (error) {
+    throw fail("query failed", error);
+  } finally {
+    query.signal.removeEventListener("abort", onAbort);
+    await connection.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,93 @@
+import { listStuckInits, listStuckSteps, type Db } from "@matoolkit/db";
+import { reasonCodes } from "@matoolkit/domain";
+import { loadBatchInfo } from "./batch-info.ts";
+import { runFollowUps } from "./completion.ts";
+import { emptyFollowUps, type FollowUps, type OrchestratorContext } from "./context.ts";
+import { lockExecution, transitionExecution, type ExecutionRef } from "./executions.ts";
+import { handleFailedExecution } from "./failure.ts";
+
+/** A step without a YAML `timeout` waits this long for its worker's answer (issue 3: 1 h). */
+export const DEFAULT_STEP_TIMEOUT_SECONDS = 3600;
+/** Per call and table; the next reconcile pass takes the rest. */
+const MAX_PER_PASS = 500;
+
+interface Candidate {
+  readonly ref: ExecutionRef;
+  /** The attempt found stuck: a retry or a result since then makes this one moot. */
+  readonly jobId: string | null;
+}
+
+/**
+ * Stuck executions (not in 000): a step or init `dispatched` with no result for longer than its
+ * timeout (YAML `timeout`, else DEFAULT_STEP_TIMEOUT_SECONDS) as of `now` fails with
+ * `worker.timeout` and then goes the way of any failure: retry when it has retries left, else
+ * rollback and member failure (steps) or batch failure (init). A worker that died mid-job, or a
+ * job or result lost on the way, would otherwise hold its member in that step forever.
+ *
+ * One indexed query per table finds them; each is failed in its own transaction, re-checked
+ * under its row lock, then the completion follow-ups run. A result arriving later carries the
+ * old job id and is ignored like any stale result. Called by the batch workflow's periodic
+ * reconcile. Returns how many executions it failed.
+ */
+export async function timeOutStuckExecutions(ctx: OrchestratorContext, now: Date): Promise<number> {
+  const options = { defaultTimeoutSec: DEFAULT_STEP_TIMEOUT_SECONDS, limit: MAX_PER_PASS };
+  const [steps, inits] = await Promise.all([
+    listStuckSteps(ctx.db, now, options),
+    listStuckInits(ctx.db, now, options),
+  ]);
+  const candidates: Candidate[] = [
+    ...steps.map((row) => ({ ref: { kind: "step", id: row.id } as const, jobId: row.jobId })),
+    ...inits.map((row) => ({ ref: { kind: "init", id: row.id } as const, jobId: row.jobId })),
+  ];
+  let timedOut = 0;
+  for (const candidate of candidates) {
+    const followUps = emptyFollowUps();
+    try {
+      const failed = await ctx.db
+        .transaction()
+        .execute((trx) => timeOut(trx, { ...ctx, db: trx }, { candidate, now, followUps }));
+      if (failed) timedOut += 1;
+      await runFollowUps(ctx, followUps);
+    } catch (error) {
+      // One execution that cannot be failed now must not hold back the others; the next pass retries it.
+      ctx.logger.error(
+        { kind: candidate.ref.kind, executionId: candidate.ref.id, err: (error as Error).name },
+        "stuck execution not timed out",
+      );
+    }
+  }
+  return timedOut;
+}
+
+async function timeOut(
+  trx: Db,
+  ctx: OrchestratorContext,
+  args: { candidate: Candidate; now: Date; followUps: FollowUps },
+): Promise<boolean> {
+  const { candidate, now, followUps } = args;
+  const { ref } = candidate;
+  // Locked and re-checked: since the scan, a result may have arrived or a retry re-dispatched it.
+  const row = await lockExecution(trx, ref);
+  if (row === undefined || row.status !== "dispatched" || row.jobId !== candidate.jobId) return false;
+  const timeoutSec = row.timeoutSec ?? DEFAULT_STEP_TIMEOUT_SECONDS;
+  if (row.dispatchedAt === null || row.dispatchedAt.getTime() + timeoutSec * 1000 >= now.getTime())
+    return false;
+  const batch = await loadBatchInfo(trx, row.batchId);
+  if (batch === undefined) return false;
+  const failed = await transitionExecution(trx, ref, "fail", {
+    reason: reasonCodes.workerTimeout,
+    set: {
+      errorCode: reasonCodes.workerTimeout,
+      errorMessage: `no result from the worker within ${timeoutSec}s of dispatch`,
+      completedAt: now,
+    },
+  });
+  if (failed === undefined) return false;
+  ctx.logger.warn(
+    { batchId: batch.id, kind: ref.kind, executionId: ref.id, jobId: row.jobId, timeoutSec },
+    "execution timed out waiting for its worker",
+  );
+  if (failed.phaseExecutionId !== null) followUps.phaseIds.add(failed.phaseExecutionId);
+  await handleFailedExecution(trx, ctx, { ref, row: failed, batch, followUps });
+  return true;
+}

@@ -1,0 +1,81 @@
+import { dispatchInit, dispatchPhase } from "@matoolkit/commands";
+import { getBatchWithRunbook, listPhases, transitionBatch, type Db } from "@matoolkit/db";
+import { batchMachine, parseRunbookOrThrow } from "@matoolkit/domain";
+import { checkBatchCompletion, checkPhaseCompletion } from "../completion.ts";
+
+export interface BatchProgress {
+  /** The batch is terminal: the workflow ends. */
+  readonly finished: boolean;
+  readonly status: string;
+  /** ISO time of the next pending phase that falls due (automated batches); null when none. */
+  readonly nextDueAt: string | null;
+}
+
+/**
+ * The workflow's one activity: look at the batch in SQL and do whatever is due now. Everything it
+ * does is a guarded transition, so running it twice, late, or beside the admin API or the
+ * scheduler changes nothing twice. It also heals what a lost message or a crash between a commit
+ * and its follow-up could leave behind (a phase whose steps all ended but that was never closed).
+ */
+export async function progressBatch(db: Db, batchId: number, now: Date): Promise<BatchProgress> {
+  const batch = await getBatchWithRunbook(db, batchId);
+  if (batch === undefined) return { finished: true, status: "missing", nextDueAt: null };
+  if (batchMachine.isTerminal(batch.status)) return { finished: true, status: batch.status, nextDueAt: null };
+
+  for (const phase of await listPhases(db, batchId)) {
+    if (phase.status === "dispatched") await checkPhaseCompletion(db, phase.id);
+  }
+  await checkBatchCompletion(db, batchId);
+
+  if (!batch.isManual) await progressAutomated(db, batch, now);
+
+  const after = await getBatchWithRunbook(db, batchId);
+  const status = after?.status ?? "missing";
+  const pendingDue = (await listPhases(db, batchId))
+    .filter(
+      (phase) => phase.status === "pending" && phase.dueAt !== null && phase.dueAt.getTime() > now.getTime(),
+    )
+    .map((phase) => phase.dueAt!.getTime());
+  return {
+    finished: after === undefined || batchMachine.isTerminal(after.status),
+    status,
+    nextDueAt:
+      batch.isManual || pendingDue.length === 0 ? null : new Date(Math.min(...pendingDue)).toISOString(),
+  };
+}
+
+/**
+ * Automated batches move by time (000 "Automated Batch Lifecycle"): init when detected, then
+ * each pending phase once due_at has passed. Manual batches move only on the admin API's advance.
+ */
+async function progressAutomated(
+  db: Db,
+  batch: { id: number; status: string; runbookName: string; runbookVersion: number; yamlContent: string },
+  now: Date,
+): Promise<void> {
+  if (batch.status === "detected") {
+    const runbook = parseRunbookOrThrow(batch.yamlContent);
+    await db.transaction().execute(async (trx) => {
+      if (runbook.init.length === 0) {
+        await transitionBatch(trx, batch.id, "activate", { reason: "runbook has no init steps" });
+      } else {
+        await dispatchInit(trx, { ...batch, batchId: batch.id, reason: "batch workflow: new batch" });
+      }
+    });
+    return;
+  }
+  if (batch.status !== "active") return;
+  const due = (await listPhases(db, batch.id)).filter(
+    (phase) => phase.status === "pending" && phase.dueAt !== null && phase.dueAt.getTime() <= now.getTime(),
+  );
+  for (const phase of due) {
+    await db.transaction().execute((trx) =>
+      dispatchPhase(trx, {
+        batchId: batch.id,
+        runbookName: batch.runbookName,
+        phase,
+        reason: "batch workflow: phase due",
+      }),
+    );
+  }
+}

@@ -1,0 +1,45 @@
+import {
+  insertBatch,
+  insertMembersOfNewBatch,
+  insertPhases,
+  transitionBatch,
+  type Db,
+  type NewBatchGroup,
+  type Runbook,
+} from "@matoolkit/db";
+import type { RunbookDefinition } from "@matoolkit/domain";
+import { dispatchInit } from "@matoolkit/commands";
+import { phaseRowsFor } from "./phase-rows.ts";
+
+/**
+ * 000 "Automated Batch Lifecycle" steps 3 and 5, in the caller's transaction: the batch, its
+ * members (the staged rows of its start time) and its phase executions; then batch-init through
+ * the outbox when the runbook has init steps (init_dispatched), else straight to `active`.
+ */
+export async function createAutomatedBatch(
+  trx: Db,
+  runbook: { readonly row: Runbook; readonly definition: RunbookDefinition },
+  group: NewBatchGroup,
+  now: Date,
+): Promise<number> {
+  const batch = await insertBatch(trx, {
+    runbookId: runbook.row.id,
+    batchStartTime: group.batchStart,
+    isManual: false,
+    createdBy: null,
+  });
+  await insertMembersOfNewBatch(trx, batch.id, group.batchStart);
+  await insertPhases(trx, batch.id, phaseRowsFor(runbook.definition, runbook.row.version, group.batchStart));
+  if (runbook.definition.init.length === 0) {
+    await transitionBatch(trx, batch.id, "activate", { reason: "runbook has no init steps" });
+    return batch.id;
+  }
+  await dispatchInit(trx, {
+    batchId: batch.id,
+    runbookName: runbook.row.name,
+    runbookVersion: runbook.row.version,
+    reason: "detected by the scheduler",
+    at: now,
+  });
+  return batch.id;
+}
