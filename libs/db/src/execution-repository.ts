@@ -28,6 +28,11 @@ export type ExecutionSet = Pick<
 export interface ExecutionTransitionOptions {
   readonly reason?: string;
   readonly set?: ExecutionSet;
+  /**
+   * Only if the row's current job is this one: a worker result moves only the attempt it answers,
+   * never a later one (a retry or a poll dispatched while the result was in flight).
+   */
+  readonly expectedJobId?: string;
 }
 
 export interface PollDispatch {
@@ -119,7 +124,11 @@ export function createExecutionRepository<Row>(config: {
     },
     transitionWhere,
     async transition(db, id, event, options) {
-      const [row] = await transitionWhere(db, sql`id = ${id}`, event, options);
+      const where =
+        options?.expectedJobId === undefined
+          ? sql`id = ${id}`
+          : sql`id = ${id} AND job_id = ${options.expectedJobId}`;
+      const [row] = await transitionWhere(db, where, event, options);
       return row;
     },
     async recordPollDispatch(db, id, dispatch) {
@@ -165,6 +174,7 @@ function defaultColumns(event: ExecutionEvent): Record<string, unknown> {
       return { poll_started_at: sql`now()`, last_polled_at: sql`now()` };
     case "succeed":
     case "fail":
+    case "fail_to_dispatch":
     case "time_out_polling":
     case "cancel":
       return { completed_at: sql`now()` };

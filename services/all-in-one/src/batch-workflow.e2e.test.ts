@@ -2,11 +2,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { notifyBatchChanged } from "@matoolkit/commands";
-import { insertBatch, insertMembers, insertPhases, publishRunbook, type Db } from "@matoolkit/db";
-import { parseRunbookOrThrow } from "@matoolkit/domain";
+import type { Db } from "@matoolkit/db";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { startAll, type RunningSystem } from "./start-all.ts";
+import { eventually, seedAutomatedBatch } from "./test-support.ts";
 
 /**
  * Batch progression as a durable workflow, on the whole system: an automated batch runs its init
@@ -70,56 +69,13 @@ phases:
           Upn: "{{Upn}}"
 `;
 
-/** An automated batch as the scheduler creates it: detected, start time set, phases with due_at. */
-async function seedAutomatedBatch(
-  db: Db,
-  name: string,
-  startsAt: Date,
-  stepFunction: string,
-): Promise<number> {
-  const yamlContent = runbook(name, stepFunction);
-  const definition = parseRunbookOrThrow(yamlContent);
-  const row = await publishRunbook(db, { name, yamlContent, overdueBehavior: "rerun", rerunInit: false });
-  return db.transaction().execute(async (trx) => {
-    const batch = await insertBatch(trx, {
-      runbookId: row.id,
-      batchStartTime: startsAt,
-      isManual: false,
-      createdBy: null,
-    });
-    await insertMembers(
-      trx,
-      batch.id,
-      ["a", "b", "c"].map((key) => ({
-        memberKey: `${key}@contoso.test`,
-        data: { Upn: `${key}@contoso.test` },
-      })),
-    );
-    await insertPhases(
-      trx,
-      batch.id,
-      definition.phases.map((phase, sequence) => ({
-        phaseName: phase.name,
-        sequence,
-        offsetMinutes: phase.offsetMinutes,
-        dueAt: new Date(startsAt.getTime() - phase.offsetMinutes * 60_000),
-        runbookVersion: row.version,
-      })),
-    );
-    // The scheduler's hand-off: start (or nudge) the batch's workflow.
-    await notifyBatchChanged(trx, batch.id, "created");
-    return batch.id;
+function seed(db: Db, name: string, startsAt: Date, stepFunction: string): Promise<number> {
+  return seedAutomatedBatch(db, {
+    name,
+    yaml: runbook(name, stepFunction),
+    startsAt,
+    memberKeys: ["a@contoso.test", "b@contoso.test", "c@contoso.test"],
   });
-}
-
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
-  const deadline = Date.now() + 45_000;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 const phasesOf = (db: Db, batchId: number) =>
@@ -143,7 +99,7 @@ describe("batch workflow", () => {
     try {
       const { db } = database;
       const startsAt = new Date(Date.now() + 4_000);
-      const batchId = await seedAutomatedBatch(db, "automated-on-time", startsAt, "Test-Echo");
+      const batchId = await seed(db, "automated-on-time", startsAt, "Test-Echo");
       await eventually(
         () => batchStatus(db, batchId),
         (s) => s === "completed",
@@ -173,7 +129,7 @@ describe("batch workflow", () => {
     const startsAt = new Date(Date.now() + 8_000);
     let batchId: number;
     try {
-      batchId = await seedAutomatedBatch(db, "restarted", startsAt, "Test-Sleep");
+      batchId = await seed(db, "restarted", startsAt, "Test-Sleep");
       // Stop while the first phase's steps are running (each sleeps 1 s).
       await eventually(
         () => db.selectFrom("stepExecutions").select("status").where("batchId", "=", batchId).execute(),

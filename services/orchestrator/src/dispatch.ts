@@ -37,7 +37,7 @@ export async function dispatchExecution(
       params = resolveParams(params, args.variables);
     } catch (error) {
       if (!(error instanceof TemplateResolutionError)) throw error;
-      const failed = await transitionExecution(trx, ref, "fail", {
+      const failed = await transitionExecution(trx, ref, "fail_to_dispatch", {
         reason: "template.unresolved",
         set: { errorCode: "template.unresolved", errorMessage: error.message, completedAt: ctx.now() },
       });

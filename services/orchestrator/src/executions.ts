@@ -61,7 +61,7 @@ export async function transitionExecution(
   db: Db,
   ref: ExecutionRef,
   event: ExecutionEvent,
-  options: { reason?: string; set?: ExecutionUpdate },
+  options: { reason?: string; set?: ExecutionUpdate; expectedJobId?: string },
 ): Promise<ExecutionRow | undefined> {
   return ref.kind === "init"
     ? fromInit(await transitionInit(db, ref.id, event, options))

@@ -109,8 +109,9 @@ describe("execution machine (000 State Machines → Step/Init Execution Status)"
       [
         "pending --dispatch--> dispatched",
         "dispatched --succeed--> succeeded",
-        // Not drawn in 000: a step whose templates cannot be resolved fails before dispatch (template.unresolved).
-        "pending --fail--> failed",
+        // Not drawn in 000: a step whose templates cannot be resolved fails before dispatch
+        // (template.unresolved), through its own event so a worker result's `fail` never hits a pending retry.
+        "pending --fail_to_dispatch--> failed",
         "dispatched --fail--> failed",
         "dispatched --start_polling--> polling",
         "polling --succeed--> succeeded",
@@ -124,6 +125,11 @@ describe("execution machine (000 State Machines → Step/Init Execution Status)"
         "polling --cancel--> cancelled",
       ].sort(),
     );
+  });
+
+  it("lets a worker failure (`fail`) hit only an execution that is out with a worker", () => {
+    expect(executionMachine.sourcesOf("fail")).toEqual(["dispatched", "polling"]);
+    expect(executionMachine.next("pending", "fail")).toBeUndefined();
   });
 
   it("returns a failed step to pending only through retry", () => {

@@ -97,11 +97,13 @@ export const executionMachine = defineMachine({
   transitions: {
     dispatch: { from: ["pending"], to: "dispatched", description: "job sent to a worker" },
     succeed: { from: ["dispatched", "polling"], to: "succeeded", description: "worker returned success" },
-    fail: {
-      // From pending too: a step whose templates cannot be resolved fails instead of dispatching.
-      from: ["pending", "dispatched", "polling"],
+    fail: { from: ["dispatched", "polling"], to: "failed", description: "worker returned an error" },
+    // Not in 000: a step whose templates cannot be resolved fails instead of being dispatched. A
+    // separate event, so a late or duplicate worker result (`fail`) can never fail a pending retry.
+    fail_to_dispatch: {
+      from: ["pending"],
       to: "failed",
-      description: "worker returned an error, or templates could not be resolved",
+      description: "templates could not be resolved",
     },
     start_polling: { from: ["dispatched"], to: "polling", description: "worker returned {complete: false}" },
     time_out_polling: { from: ["polling"], to: "poll_timeout", description: "poll.timeout elapsed" },

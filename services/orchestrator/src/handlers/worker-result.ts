@@ -61,6 +61,7 @@ export async function handleWorkerResult(
   }
   const succeeded = await transitionExecution(trx, ref, "succeed", {
     set: { resultJson: result.Result ?? null, completedAt: ctx.now() },
+    expectedJobId: result.JobId,
   });
   if (succeeded === undefined) return;
   await afterSuccess(trx, ctx, { ref, row: succeeded, batch, followUps });
@@ -112,6 +113,7 @@ async function keepPolling(
   if (row.status === "dispatched") {
     const polling = await transitionExecution(trx, ref, "start_polling", {
       set: { pollStartedAt: now, lastPolledAt: now },
+      expectedJobId: args.result.JobId,
     });
     if (polling === undefined) return;
   }
@@ -132,6 +134,7 @@ async function fail(
   },
 ): Promise<void> {
   const failed = await transitionExecution(trx, args.ref, "fail", {
+    expectedJobId: args.result.JobId,
     reason: args.code,
     set: {
       errorCode: args.code,

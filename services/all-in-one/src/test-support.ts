@@ -1,0 +1,61 @@
+import { notifyBatchChanged } from "@matoolkit/commands";
+import { insertBatch, insertMembers, insertPhases, publishRunbook, type Db } from "@matoolkit/db";
+import { parseRunbookOrThrow } from "@matoolkit/domain";
+
+/**
+ * An automated batch as the scheduler creates it (detected, start time set, phases with due_at),
+ * handed to the batch workflow with a nudge. For end-to-end tests that need exact control of the
+ * batch without running a data source.
+ */
+export async function seedAutomatedBatch(
+  db: Db,
+  args: { name: string; yaml: string; startsAt: Date; memberKeys: readonly string[] },
+): Promise<number> {
+  const definition = parseRunbookOrThrow(args.yaml);
+  const row = await publishRunbook(db, {
+    name: args.name,
+    yamlContent: args.yaml,
+    overdueBehavior: "rerun",
+    rerunInit: false,
+  });
+  return db.transaction().execute(async (trx) => {
+    const batch = await insertBatch(trx, {
+      runbookId: row.id,
+      batchStartTime: args.startsAt,
+      isManual: false,
+      createdBy: null,
+    });
+    await insertMembers(
+      trx,
+      batch.id,
+      args.memberKeys.map((key) => ({ memberKey: key, data: { Upn: key } })),
+    );
+    await insertPhases(
+      trx,
+      batch.id,
+      definition.phases.map((phase, sequence) => ({
+        phaseName: phase.name,
+        sequence,
+        offsetMinutes: phase.offsetMinutes,
+        dueAt: new Date(args.startsAt.getTime() - phase.offsetMinutes * 60_000),
+        runbookVersion: row.version,
+      })),
+    );
+    await notifyBatchChanged(trx, batch.id, "created");
+    return batch.id;
+  });
+}
+
+export async function eventually<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  what: string,
+): Promise<T> {
+  const deadline = Date.now() + 45_000;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
