@@ -160,7 +160,9 @@ function isIncomplete(result: unknown): boolean {
 
 /** Workers report .NET exception types or our reason codes; we store a stable reason code. */
 function failureCode(type: string | null, throttled: boolean): string {
-  if (throttled) return reasonCodes.graphThrottled;
+  // The worker's own code says most (worker.throttled, graph.not_found…); a .NET exception type
+  // from the PowerShell worker is not a code, so fall back on what IsThrottled tells.
   if (type !== null && /^[a-z_]+(\.[a-z_]+)+$/.test(type)) return type;
+  if (throttled) return reasonCodes.graphThrottled;
   return reasonCodes.workerError;
 }
