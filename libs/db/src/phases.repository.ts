@@ -1,5 +1,5 @@
 import { phaseMachine, type PhaseEvent } from "@matoolkit/domain";
-import { sql } from "kysely";
+import { sql, type RawBuilder } from "kysely";
 import type { Db } from "./connection.ts";
 import type { PhaseExecution } from "./phases.table.ts";
 import { applyTransition } from "./transition.ts";
@@ -54,37 +54,17 @@ export async function listPhases(db: Db, batchId: number): Promise<PhaseExecutio
     .execute();
 }
 
-/** Applies `event` if the phase is in one of its source states; undefined when it is not. */
-export async function transitionPhase(
+/**
+ * Applies `event` to every phase matching `where` that is in one of its source states (one
+ * statement, one event row each); the phases that moved are returned.
+ */
+function transitionPhasesWhere(
   db: Db,
-  id: number,
+  where: RawBuilder<unknown>,
   event: PhaseEvent,
-  options: { readonly reason?: string } = {},
-): Promise<PhaseExecution | undefined> {
-  const { from, to } = phaseMachine.transitions[event];
-  const [row] = await applyTransition<PhaseExecution>(
-    db,
-    {
-      table: "phase_executions",
-      entity: "phase",
-      batchIdColumn: "batch_id",
-      from,
-      to,
-      set: defaultColumns(event),
-      reason: options.reason,
-    },
-    sql`id = ${id}`,
-  );
-  return row;
-}
-
-/** Batch cancel: every pending or dispatched phase of the batch → cancelled, one event each. */
-export async function cancelOpenPhasesOfBatch(
-  db: Db,
-  batchId: number,
-  reason: string,
+  reason: string | undefined,
 ): Promise<PhaseExecution[]> {
-  const { from, to } = phaseMachine.transitions.cancel;
+  const { from, to } = phaseMachine.transitions[event];
   return applyTransition<PhaseExecution>(
     db,
     {
@@ -93,11 +73,27 @@ export async function cancelOpenPhasesOfBatch(
       batchIdColumn: "batch_id",
       from,
       to,
-      set: defaultColumns("cancel"),
+      set: defaultColumns(event),
       reason,
     },
-    sql`batch_id = ${batchId}`,
+    where,
   );
+}
+
+/** Applies `event` if the phase is in one of its source states; undefined when it is not. */
+export async function transitionPhase(
+  db: Db,
+  id: number,
+  event: PhaseEvent,
+  options: { readonly reason?: string } = {},
+): Promise<PhaseExecution | undefined> {
+  const [row] = await transitionPhasesWhere(db, sql`id = ${id}`, event, options.reason);
+  return row;
+}
+
+/** Batch cancel: every pending or dispatched phase of the batch → cancelled, one event each. */
+export function cancelOpenPhasesOfBatch(db: Db, batchId: number, reason: string): Promise<PhaseExecution[]> {
+  return transitionPhasesWhere(db, sql`batch_id = ${batchId}`, "cancel", reason);
 }
 
 function defaultColumns(event: PhaseEvent): Record<string, unknown> {
@@ -144,44 +140,26 @@ export async function listDuePhases(db: Db, runbookName: string, now: Date): Pro
 }
 
 /** Version transition: the batch's pending phases of versions before `version` become superseded. */
-export async function supersedePendingPhases(
-  db: Db,
-  batchId: number,
-  version: number,
-): Promise<PhaseExecution[]> {
-  const { from, to } = phaseMachine.transitions.supersede;
-  return applyTransition<PhaseExecution>(
+export function supersedePendingPhases(db: Db, batchId: number, version: number): Promise<PhaseExecution[]> {
+  return transitionPhasesWhere(
     db,
-    {
-      table: "phase_executions",
-      entity: "phase",
-      batchIdColumn: "batch_id",
-      from,
-      to,
-      reason: `superseded by runbook version ${version}`,
-    },
     sql`batch_id = ${batchId} AND runbook_version < ${version}`,
+    "supersede",
+    `superseded by runbook version ${version}`,
   );
 }
 
 /** overdue_behavior `ignore`: the version's pending phases already due at `now` become skipped. */
-export async function skipPhasesDueBy(
+export function skipPhasesDueBy(
   db: Db,
   batchId: number,
   version: number,
   now: Date,
 ): Promise<PhaseExecution[]> {
-  const { from, to } = phaseMachine.transitions.skip;
-  return applyTransition<PhaseExecution>(
+  return transitionPhasesWhere(
     db,
-    {
-      table: "phase_executions",
-      entity: "phase",
-      batchIdColumn: "batch_id",
-      from,
-      to,
-      reason: "past due at version transition (overdue_behavior ignore)",
-    },
     sql`batch_id = ${batchId} AND runbook_version = ${version} AND due_at <= ${now}`,
+    "skip",
+    "past due at version transition (overdue_behavior ignore)",
   );
 }
