@@ -9,6 +9,9 @@ COPY libs/db/package.json libs/db/
 COPY libs/runtime/package.json libs/runtime/
 COPY libs/platform/package.json libs/platform/
 COPY libs/testing/package.json libs/testing/
+COPY libs/commands/package.json libs/commands/
+COPY libs/datasources/package.json libs/datasources/
+COPY libs/dapr-stand-in/package.json libs/dapr-stand-in/
 COPY services/scheduler/package.json services/scheduler/
 COPY services/orchestrator/package.json services/orchestrator/
 COPY services/admin-api/package.json services/admin-api/
@@ -21,5 +24,6 @@ COPY examples examples
 COPY tsconfig.json ./
 # Never run as root: PostgreSQL (embedded mode) refuses it, and a service needs no privileges.
 USER node
+# 8080: admin API; 3001-3004: Dapr app callbacks (MATOOLKIT_DAPR_APP_PORT) in Dapr mode.
 EXPOSE 8080
 CMD ["npx", "tsx", "services/all-in-one/src/main.ts"]

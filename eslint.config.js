@@ -36,7 +36,7 @@ export default tseslint.config(
   },
   {
     // Tests inspect arbitrary JSON responses; typing every body would add noise, not safety.
-    files: ["**/*.test.ts"],
+    files: ["**/*.test.ts", "**/*.scenarios.ts"],
     rules: { "@typescript-eslint/no-explicit-any": "off" },
   },
 );

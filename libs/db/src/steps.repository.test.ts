@@ -5,6 +5,7 @@ import type { Db } from "./connection.ts";
 import { listEvents } from "./events.repository.ts";
 import {
   cancelOpenStepsOfMember,
+  countPhaseMemberOutcomes,
   getStep,
   insertSteps,
   listPollingStepsDue,
@@ -241,3 +242,36 @@ async function waitUntilSomeoneWaitsForALock(trx: Db): Promise<void> {
   }
   throw new Error("the contender never waited for the row lock");
 }
+
+describe("countPhaseMemberOutcomes", () => {
+  it("counts members, those whose every step succeeded, and those still running, in one snapshot", async () => {
+    const seeded = await seedBatch(db, 3);
+    const [first, second, third] = seeded.members;
+    await insertSteps(db, [
+      stepRow(seeded, first!, 0),
+      stepRow(seeded, first!, 1),
+      stepRow(seeded, second!, 0),
+      stepRow(seeded, third!, 0),
+    ]);
+    const steps = await listStepsByPhase(db, seeded.phase.id);
+    const finish = async (step: StepExecution, outcome: "succeed" | "fail") => {
+      await transitionStep(db, step.id, "dispatch", { set: { jobId: `step-${step.id}` } });
+      await transitionStep(db, step.id, outcome, {});
+    };
+    await finish(steps[0]!, "succeed");
+    await finish(steps[2]!, "succeed");
+    await finish(steps[3]!, "fail");
+    // first: one step succeeded, one still pending; second: succeeded; third: failed.
+    expect(await countPhaseMemberOutcomes(db, seeded.phase.id)).toEqual({
+      members: 3,
+      succeeded: 1,
+      open: 1,
+    });
+    await finish(steps[1]!, "succeed");
+    expect(await countPhaseMemberOutcomes(db, seeded.phase.id)).toEqual({
+      members: 3,
+      succeeded: 2,
+      open: 0,
+    });
+  });
+});

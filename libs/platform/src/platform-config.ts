@@ -4,33 +4,151 @@ import { z } from "zod";
  * Everything a service process needs to know about where it runs, parsed once from the
  * environment by the entry point (main.ts) and passed down. Libraries never read process.env.
  * Defaults are the embedded mode: a fresh clone needs no variable at all.
+ *
+ * Runtime adapters are chosen per port. MATOOLKIT_RUNTIME picks a preset, and each port's own
+ * variable overrides it, so one environment can mix them (Azure Container Apps: Dapr pub/sub,
+ * Service Bus delayed messages for timers, the in-process workflow engine):
+ *   preset    bus       timers                  idempotency  workflow
+ *   embedded  embedded  embedded                embedded     embedded
+ *   dapr      dapr      dapr-jobs               dapr         dapr
+ *   aca       dapr      dapr-delayed-messages   dapr         embedded
  */
-export const platformConfigSchema = z.object({
-  /** PostgreSQL server to use; when absent an embedded PostgreSQL runs in `<dataDir>/postgres`. */
-  databaseUrl: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
-  /** Local state: embedded database, local signing key. */
-  dataDir: z.string().min(1).default(".matoolkit"),
-  embeddedPostgresPort: z.coerce.number().int().min(1024).max(65535).default(54329),
-  /** Runtime adapter: embedded (pg-boss on PostgreSQL); dapr arrives with the Dapr issue. */
-  runtime: z.enum(["embedded"]).default("embedded"),
-  logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  dedupeWindowSeconds: z.coerce.number().int().positive().default(600),
-});
-export type PlatformConfig = z.infer<typeof platformConfigSchema>;
+export const runtimePresets = {
+  embedded: { bus: "embedded", timers: "embedded", idempotency: "embedded", workflow: "embedded" },
+  dapr: { bus: "dapr", timers: "dapr-jobs", idempotency: "dapr", workflow: "dapr" },
+  aca: { bus: "dapr", timers: "dapr-delayed-messages", idempotency: "dapr", workflow: "embedded" },
+} as const;
 
-const envNames: Record<keyof PlatformConfig, string> = {
+const daprConfigSchema = z.object({
+  /** DAPR_HTTP_ENDPOINT, else http://127.0.0.1:$DAPR_HTTP_PORT (what `dapr run` sets). */
+  httpEndpoint: z.url({ protocol: /^https?$/ }),
+  grpcPort: z.coerce.number().int().min(1).max(65535),
+  grpcHost: z.string().min(1),
+  apiToken: z.string().min(1).optional(),
+  appApiToken: z.string().min(1).optional(),
+  /** Where this app listens for the sidecar's callbacks (subscriptions, deliveries, job triggers). */
+  appPort: z.coerce.number().int().min(0).max(65535),
+  appHost: z.string().min(1),
+  pubsubName: z.string().min(1),
+  stateStoreName: z.string().min(1),
+  jobsApiVersion: z.enum(["v1.0-alpha1", "v1.0"]),
+});
+export type DaprConfig = z.infer<typeof daprConfigSchema>;
+
+export const platformConfigSchema = z
+  .object({
+    /** PostgreSQL server to use; when absent an embedded PostgreSQL runs in `<dataDir>/postgres`. */
+    databaseUrl: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+    /** Local state: embedded database, local signing key. */
+    dataDir: z.string().min(1).default(".matoolkit"),
+    embeddedPostgresPort: z.coerce.number().int().min(1024).max(65535).default(54329),
+    runtime: z.enum(["embedded", "dapr", "aca"]).default("embedded"),
+    bus: z.enum(["embedded", "dapr"]).optional(),
+    timers: z.enum(["embedded", "dapr-jobs", "dapr-delayed-messages"]).optional(),
+    idempotency: z.enum(["embedded", "dapr"]).optional(),
+    workflow: z.enum(["embedded", "dapr"]).optional(),
+    logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+    dedupeWindowSeconds: z.coerce.number().int().positive().default(600),
+    daprHttpEndpoint: z.string().optional(),
+    daprHttpPort: z.coerce.number().int().min(1).max(65535).default(3500),
+    daprGrpcPort: z.coerce.number().int().min(1).max(65535).default(50001),
+    daprGrpcHost: z.string().min(1).default("127.0.0.1"),
+    daprApiToken: z.string().optional(),
+    appApiToken: z.string().optional(),
+    daprAppPort: z.coerce.number().int().min(0).max(65535).default(3000),
+    daprAppHost: z.string().min(1).default("127.0.0.1"),
+    daprPubsub: z.string().min(1).default("matoolkit-pubsub"),
+    daprStateStore: z.string().min(1).default("matoolkit-state"),
+    daprJobsApiVersion: z.enum(["v1.0-alpha1", "v1.0"]).default("v1.0-alpha1"),
+  })
+  .transform((raw, ctx) => {
+    const preset = runtimePresets[raw.runtime];
+    const adapters = {
+      bus: raw.bus ?? preset.bus,
+      timers: raw.timers ?? preset.timers,
+      idempotency: raw.idempotency ?? preset.idempotency,
+      workflow: raw.workflow ?? preset.workflow,
+    };
+    if (adapters.bus === "dapr" && adapters.timers === "embedded") {
+      ctx.addIssue({
+        code: "custom",
+        path: ["timers"],
+        message:
+          "the Dapr bus needs a Dapr timers adapter for delayed messages (dapr-jobs or dapr-delayed-messages)",
+      });
+    }
+    const usesDapr = Object.values(adapters).some((adapter) => adapter !== "embedded");
+    if (usesDapr && raw.databaseUrl === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["databaseUrl"],
+        message: "Dapr adapters run the services as separate apps: set a shared PostgreSQL server",
+      });
+    }
+    const dapr: DaprConfig = {
+      httpEndpoint: raw.daprHttpEndpoint ?? `http://127.0.0.1:${raw.daprHttpPort}`,
+      grpcPort: raw.daprGrpcPort,
+      grpcHost: raw.daprGrpcHost,
+      ...(raw.daprApiToken === undefined ? {} : { apiToken: raw.daprApiToken }),
+      ...(raw.appApiToken === undefined ? {} : { appApiToken: raw.appApiToken }),
+      appPort: raw.daprAppPort,
+      appHost: raw.daprAppHost,
+      pubsubName: raw.daprPubsub,
+      stateStoreName: raw.daprStateStore,
+      jobsApiVersion: raw.daprJobsApiVersion,
+    };
+    const checkedDapr = daprConfigSchema.safeParse(dapr);
+    if (usesDapr && !checkedDapr.success) {
+      for (const issue of checkedDapr.error.issues) {
+        ctx.addIssue({ code: "custom", path: [`dapr.${String(issue.path[0])}`], message: issue.message });
+      }
+    }
+    return {
+      databaseUrl: raw.databaseUrl,
+      dataDir: raw.dataDir,
+      embeddedPostgresPort: raw.embeddedPostgresPort,
+      logLevel: raw.logLevel,
+      dedupeWindowSeconds: raw.dedupeWindowSeconds,
+      adapters,
+      /** Present when at least one port uses a Dapr adapter. */
+      dapr: usesDapr ? dapr : undefined,
+    };
+  });
+export type PlatformConfig = z.infer<typeof platformConfigSchema>;
+export type AdapterChoice = PlatformConfig["adapters"];
+
+const envNames: Record<string, string> = {
   databaseUrl: "DATABASE_URL",
   dataDir: "MATOOLKIT_DATA_DIR",
   embeddedPostgresPort: "MATOOLKIT_EMBEDDED_PG_PORT",
   runtime: "MATOOLKIT_RUNTIME",
+  bus: "MATOOLKIT_BUS",
+  timers: "MATOOLKIT_TIMERS",
+  idempotency: "MATOOLKIT_IDEMPOTENCY",
+  workflow: "MATOOLKIT_WORKFLOW",
   logLevel: "LOG_LEVEL",
   dedupeWindowSeconds: "MATOOLKIT_DEDUPE_WINDOW_SECONDS",
+  daprHttpEndpoint: "DAPR_HTTP_ENDPOINT",
+  daprHttpPort: "DAPR_HTTP_PORT",
+  daprGrpcPort: "DAPR_GRPC_PORT",
+  daprGrpcHost: "MATOOLKIT_DAPR_GRPC_HOST",
+  daprApiToken: "DAPR_API_TOKEN",
+  appApiToken: "APP_API_TOKEN",
+  daprAppPort: "MATOOLKIT_DAPR_APP_PORT",
+  daprAppHost: "MATOOLKIT_DAPR_APP_HOST",
+  daprPubsub: "MATOOLKIT_DAPR_PUBSUB",
+  daprStateStore: "MATOOLKIT_DAPR_STATE_STORE",
+  daprJobsApiVersion: "MATOOLKIT_DAPR_JOBS_API_VERSION",
+  "dapr.httpEndpoint": "DAPR_HTTP_ENDPOINT",
+  "dapr.appPort": "MATOOLKIT_DAPR_APP_PORT",
 };
 
 /** Fails fast, naming every bad variable (never its value: a URL may hold a password). */
 export function platformConfigFromEnv(env: Record<string, string | undefined>): PlatformConfig {
   const raw = Object.fromEntries(
-    Object.entries(envNames).map(([key, name]) => [key, emptyToUndefined(env[name])]),
+    Object.entries(envNames)
+      .filter(([key]) => !key.includes("."))
+      .map(([key, name]) => [key, emptyToUndefined(env[name])]),
   );
   return parseOrExplain(platformConfigSchema, raw, envNames);
 }

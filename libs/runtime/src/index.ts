@@ -13,3 +13,10 @@ export type { DurableTaskEngineOptions } from "./embedded/durabletask-workflow-e
 export type { OutboxRelay, OutboxRelayOptions } from "./outbox/outbox-relay.ts";
 // The adapter contract suites import vitest, so they are not exported here (production code
 // imports this entry point): see ./contract/index.ts.
+export { createDaprRuntime } from "./dapr/create-dapr-runtime.ts";
+export type { DaprRuntime, DaprRuntimeOptions, DaprTimersKind } from "./dapr/create-dapr-runtime.ts";
+export type { DaprJobsApiVersion } from "./dapr/dapr-jobs-client.ts";
+export { createDaprWorkflowEngine } from "./dapr/workflow/dapr-workflow-engine.ts";
+export type { DaprWorkflowEngineOptions } from "./dapr/workflow/dapr-workflow-engine.ts";
+export { announceSubscriptions } from "./dapr/subscription-announcement.ts";
+export type { DaprSubscriptionEntry } from "./dapr/subscription-announcement.ts";

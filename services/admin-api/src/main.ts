@@ -16,6 +16,7 @@ await runUntilSignalled("admin-api", async () => {
     dataSources: createDataSourceClient({ env: process.env, baseDir: process.cwd() }),
     ...adminApiConfigFromEnv(process.env),
   });
+  await platform.start();
   platform.logger.info({ url: api.url }, "admin API listening");
   return async () => {
     await api.close();

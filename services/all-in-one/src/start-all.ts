@@ -75,6 +75,8 @@ export async function startAll(env: Record<string, string | undefined>): Promise
     dataSources,
     ...apiConfig,
   });
+  // Every subscription is in place: open the runtime to deliveries (Dapr reads them once).
+  await platform.start();
   return {
     platform,
     apiUrl: api.url,

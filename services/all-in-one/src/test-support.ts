@@ -51,7 +51,8 @@ export async function eventually<T>(
   done: (value: T) => boolean,
   what: string,
 ): Promise<T> {
-  const deadline = Date.now() + 45_000;
+  // Generous: the whole system runs in this process, beside other test files on a busy machine.
+  const deadline = Date.now() + 90_000;
   for (;;) {
     const value = await read();
     if (done(value)) return value;

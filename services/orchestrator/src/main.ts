@@ -19,6 +19,7 @@ await runUntilSignalled("orchestrator", async () => {
       reconcileSeconds: config.workflowReconcileSeconds,
     },
   });
+  await platform.start();
   platform.logger.info("orchestrator consuming orchestrator-events and worker-results");
   return async () => {
     await orchestrator.stop();

@@ -1,5 +1,7 @@
 import type { Db } from "@matoolkit/db";
 import {
+  NonRetriableError,
+  reasonCodes,
   isOrchestratorEventType,
   orchestratorEventSchemas,
   routingProperties,
@@ -82,21 +84,20 @@ export async function startOrchestratorService(options: OrchestratorOptions): Pr
 
 export async function handleOrchestratorEvent(ctx: OrchestratorContext, delivery: Delivery): Promise<void> {
   const type = delivery.properties[routingProperties.messageType];
+  // A malformed message will never become valid: the bus dead-letters a non-retriable error at
+  // once (with this reason) instead of retrying it ten times, and goes on with the next message.
   if (!isOrchestratorEventType(type)) {
-    ctx.logger.error(
-      { messageId: delivery.id, reason: "message.invalid", messageType: type },
-      "unknown MessageType: dropped",
+    throw new NonRetriableError(
+      reasonCodes.messageInvalid,
+      `Unknown MessageType ${JSON.stringify(type ?? null).slice(0, 60)} on orchestrator-events`,
     );
-    return;
   }
   const parsed = orchestratorEventSchemas[type].safeParse(delivery.body);
   if (!parsed.success) {
-    // A malformed message will never become valid: acknowledging it beats ten futile retries.
-    ctx.logger.error(
-      { messageId: delivery.id, reason: "message.invalid", messageType: type },
-      "invalid message body: dropped",
+    throw new NonRetriableError(
+      reasonCodes.messageInvalid,
+      `Invalid ${type} body: ${describeIssues(parsed.error)}`,
     );
-    return;
   }
   await inTransaction(ctx, (trx, followUps) =>
     route(trx, ctx, { type, body: parsed.data } as OrchestratorEvent, followUps),
@@ -106,8 +107,10 @@ export async function handleOrchestratorEvent(ctx: OrchestratorContext, delivery
 async function handleResultDelivery(ctx: OrchestratorContext, delivery: Delivery): Promise<void> {
   const parsed = workerResultMessageSchema.safeParse(delivery.body);
   if (!parsed.success) {
-    ctx.logger.error({ messageId: delivery.id, reason: "message.invalid" }, "invalid worker result: dropped");
-    return;
+    throw new NonRetriableError(
+      reasonCodes.messageInvalid,
+      `Invalid worker result: ${describeIssues(parsed.error)}`,
+    );
   }
   await inTransaction(ctx, (trx, followUps) =>
     handleWorkerResult(trx, { ...ctx, db: trx }, parsed.data, followUps),
@@ -151,4 +154,12 @@ async function inTransaction(
   const followUps = emptyFollowUps();
   await ctx.db.transaction().execute((trx) => work(trx, followUps));
   await runFollowUps(ctx, followUps);
+}
+
+/** Field paths and what was expected, never the values (a body may hold member data). */
+function describeIssues(error: { issues: ReadonlyArray<{ path: PropertyKey[]; code: string }> }): string {
+  return error.issues
+    .slice(0, 5)
+    .map((issue) => `${issue.path.map(String).join(".") || "(body)"} ${issue.code}`)
+    .join("; ");
 }

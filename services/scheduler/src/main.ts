@@ -17,6 +17,7 @@ await runUntilSignalled("scheduler", async () => {
     lifecycle: nudgeBatchWorkflows(platform.db),
     ...config,
   });
+  await platform.start();
   platform.logger.info(config, "scheduler running");
   return () => platform.stop();
 });

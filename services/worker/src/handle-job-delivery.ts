@@ -1,4 +1,5 @@
 import {
+  NonRetriableError,
   reasonCodes,
   routingProperties,
   topics,
@@ -33,13 +34,13 @@ export interface JobDeliveryDeps {
 export async function handleJobDelivery(delivery: Delivery, deps: JobDeliveryDeps): Promise<void> {
   const parsed = workerJobMessageSchema.safeParse(delivery.body);
   if (!parsed.success) {
-    // Retrying cannot fix a malformed body, so it is acknowledged; the log names the fields only.
-    const issues = parsed.error.issues.map((issue) => ({ path: issue.path.join("."), code: issue.code }));
-    deps.logger.warn(
-      { reason: reasonCodes.messageInvalid, messageId: delivery.id, issues },
-      "invalid worker job dropped",
-    );
-    return;
+    // Retrying cannot fix a malformed body: the bus dead-letters a non-retriable error at once.
+    // The reason names the fields only, never their values.
+    const issues = parsed.error.issues
+      .slice(0, 5)
+      .map((issue) => `${issue.path.join(".") || "(body)"} ${issue.code}`)
+      .join("; ");
+    throw new NonRetriableError(reasonCodes.messageInvalid, `Invalid worker job: ${issues}`);
   }
   const job = parsed.data;
   // Parameters and Result carry member PII: only identifiers go into logs.

@@ -18,6 +18,7 @@ await runUntilSignalled("worker", async () => {
     jobTimeoutMs: config.jobTimeoutSeconds * 1000,
     registry: createFunctionRegistry(createDiagnosticFunctions()),
   });
+  await platform.start();
   return async () => {
     await worker.stop();
     await platform.stop();

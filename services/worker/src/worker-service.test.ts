@@ -149,20 +149,28 @@ describe("worker service on the embedded runtime", () => {
     expect(runs).toEqual(["worker-02:step-2-attempt-1"]);
   });
 
-  it("acknowledges an invalid job without publishing or dead-lettering it", async () => {
+  it("dead-letters an invalid job at once with its reason, runs nothing, and keeps serving", async () => {
     await runtime.bus.publish({
       id: "job:garbage",
       topic: topics.workerJobs,
-      body: { JobId: 7 },
+      body: { JobId: 7, WorkerId: "worker-01" },
       properties: { WorkerId: "worker-01" },
     });
 
-    await waitFor(
-      () => logLines.some((line) => line.includes("message.invalid") && line.includes("job:garbage")),
-      "the log line",
-    );
-    expect(await runtime.bus.deadLetters({ topic: topics.workerJobs, name: "worker-worker-01" })).toEqual([]);
+    let letters = await runtime.bus.deadLetters({ topic: topics.workerJobs, name: "worker-worker-01" });
+    for (let tries = 0; letters.length === 0 && tries < 400; tries += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      letters = await runtime.bus.deadLetters({ topic: topics.workerJobs, name: "worker-worker-01" });
+    }
+    const [deadLetter] = letters;
+    // Not retried: retrying cannot repair a malformed job.
+    expect(deadLetter).toMatchObject({ id: "job:garbage", deliveryCount: 1 });
+    expect(deadLetter?.error).toMatch(/^message\.invalid: Invalid worker job: JobId invalid_type/);
     expect(published.map((m) => m.id)).not.toContain("result:undefined");
+
+    // The next, valid job on the same subscription still runs.
+    await publishJob(job("step-9-attempt-1", "worker-01", "Test-Echo"), "job-after-garbage");
+    await waitFor(() => results.get("step-9-attempt-1"), "the result of the next job");
   });
 });
 

@@ -1,4 +1,5 @@
 import {
+  DeliveryDeferredError,
   workerJobsSubscription,
   type IdempotencyStore,
   type Logger,
@@ -52,7 +53,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     (delivery) =>
       limiter.run(async () => {
         // Nothing is claimed yet, so refusing leaves the job to the next start of this worker.
-        if (stopping) throw new Error("worker is stopping");
+        if (stopping) throw new DeliveryDeferredError("worker is stopping");
         await handleJobDelivery(delivery, deps);
       }),
   );

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { topics } from "@matoolkit/domain";
+import { NonRetriableError, reasonCodes, topics } from "@matoolkit/domain";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { MAX_DELIVERY_ATTEMPTS } from "../ports/index.ts";
 import type { Delivery, MessageBus } from "../ports/index.ts";
@@ -11,6 +11,9 @@ export interface BusUnderTest {
 }
 
 /**
+ * Routing properties other than MessageType must also be body fields of the same name (as every
+ * 000 message filtered on WorkerId is): Dapr delivers the CloudEvent, not broker properties.
+ *
  * The behaviour every MessageBus adapter must show (000 "Service Bus Architecture"), run against
  * each adapter (embedded pg-boss, Dapr), the kysely/inngest way. `makeBus` returns a new,
  * independent instance on the SAME broker each time (a second process): several cases need two.
@@ -97,18 +100,20 @@ export function describeMessageBusContract(adapterName: string, makeBus: () => P
         b.handler,
       );
 
+      // As in 000's WorkerJob, the routed property is also a body field: Dapr routes on the
+      // CloudEvent (its data), not on broker application properties.
       const [forA, forB] = [randomUUID(), randomUUID()];
       await bus.publish({
         id: forA,
         topic: topics.workerJobs,
         properties: { WorkerId: workerA },
-        body: { n: 1 },
+        body: { n: 1, WorkerId: workerA },
       });
       await bus.publish({
         id: forB,
         topic: topics.workerJobs,
         properties: { WorkerId: workerB },
-        body: { n: 2 },
+        body: { n: 2, WorkerId: workerB },
       });
 
       await waitUntil(() => expect(a.deliveries.length + b.deliveries.length).toBe(2));
@@ -211,6 +216,43 @@ export function describeMessageBusContract(adapterName: string, makeBus: () => P
       expect(deadLetter?.error).toContain("contract.always_fails");
       expect(deadLetter?.error).not.toContain("jdoe@contoso.com");
       expect(deadLetter?.deadLetteredAt).toBeInstanceOf(Date);
+    });
+
+    it("dead-letters a message at once when its handler throws a non-retriable error, and keeps serving", async () => {
+      const bus = await open();
+      const name = unique("poison");
+      const counts: number[] = [];
+      const handled: string[] = [];
+      await bus.subscribe({ topic: topics.orchestratorEvents, name }, async (delivery) => {
+        counts.push(delivery.deliveryCount);
+        if ((delivery.body as { ok?: boolean }).ok !== true) {
+          throw new NonRetriableError(
+            reasonCodes.messageInvalid,
+            "Invalid phase-due body: BatchId invalid_type",
+          );
+        }
+        handled.push(delivery.id);
+      });
+
+      const poison = randomUUID();
+      await bus.publish({
+        id: poison,
+        topic: topics.orchestratorEvents,
+        properties: {},
+        body: { BatchId: "x" },
+      });
+      const next = randomUUID();
+      await bus.publish({ id: next, topic: topics.orchestratorEvents, properties: {}, body: { ok: true } });
+
+      await waitUntil(async () => {
+        expect(await bus.deadLetters({ topic: topics.orchestratorEvents, name })).toHaveLength(1);
+        expect(handled).toEqual([next]);
+      });
+      await settle();
+      expect(counts.filter((count) => count > 1)).toEqual([]);
+      const [deadLetter] = await bus.deadLetters({ topic: topics.orchestratorEvents, name });
+      expect(deadLetter).toMatchObject({ id: poison, deliveryCount: 1, body: { BatchId: "x" } });
+      expect(deadLetter?.error).toBe("message.invalid: Invalid phase-due body: BatchId invalid_type");
     });
 
     it("redelivers a message whose handler failed once, and does not dead-letter it", async () => {

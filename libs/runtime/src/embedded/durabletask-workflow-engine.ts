@@ -13,13 +13,11 @@ import type * as PbHelperModule from "@microsoft/durabletask-js/dist/utils/pb-he
 import type * as DurableTaskModule from "@microsoft/durabletask-js";
 import { sanitizeErrorMessage } from "@matoolkit/domain";
 import type { Logger } from "../logger.ts";
-import type {
-  WorkflowContext,
-  WorkflowDefinition,
-  WorkflowEngine,
-  WorkflowInstanceStatus,
-  WorkflowTask,
-} from "../ports/index.ts";
+import type { WorkflowDefinition, WorkflowEngine, WorkflowInstanceStatus } from "../ports/index.ts";
+import {
+  toDurableTaskOrchestrator,
+  type DurableTaskContext,
+} from "../workflow-shared/durable-task-orchestrator.ts";
 
 // durabletask-js is CommonJS, and its generated protobuf module defines its exports in a way
 // Node's ESM named-export detection misses (they come out undefined under plain Node/tsx while a
@@ -158,11 +156,9 @@ export function createDurableTaskWorkflowEngine(options: DurableTaskEngineOption
   return {
     register(definition: WorkflowDefinition<never, unknown>) {
       if (running) throw new Error("register workflows before start()");
-      registry.addNamedOrchestrator(
-        definition.name,
-        async function* (ctx: OrchestrationContext, input: unknown) {
-          return yield* definition.workflow(wrapContext(ctx), input as never);
-        },
+      const orchestrator = toDurableTaskOrchestrator(definition);
+      registry.addNamedOrchestrator(definition.name, (ctx: OrchestrationContext, input: unknown) =>
+        orchestrator(durableTaskJsContext(ctx), input),
       );
       for (const [name, activity] of Object.entries(definition.activities)) {
         registry.addNamedActivity(name, (_ctx: unknown, input: unknown) => activity(input as never));
@@ -206,23 +202,17 @@ export function createDurableTaskWorkflowEngine(options: DurableTaskEngineOption
   };
 }
 
-/** Our engine-neutral context over durabletask's: the same calls Dapr Workflow's context offers. */
-function wrapContext(ctx: OrchestrationContext): WorkflowContext {
+/** durabletask-js's context under the names the shared translation uses (Dapr Workflow's). */
+function durableTaskJsContext(ctx: OrchestrationContext): DurableTaskContext {
   return {
-    get instanceId() {
-      return ctx.instanceId;
-    },
-    get now() {
-      return ctx.currentUtcDateTime;
-    },
-    get isReplaying() {
-      return ctx.isReplaying;
-    },
-    callActivity: (name, input) => ctx.callActivity(name, input) as WorkflowTask<never>,
-    createTimer: (fireAt) => ctx.createTimer(fireAt) as WorkflowTask<void>,
-    waitForExternalEvent: (name) => ctx.waitForExternalEvent(name) as WorkflowTask<never>,
-    whenAny: (tasks) => whenAny(tasks as never) as WorkflowTask<WorkflowTask>,
-    continueAsNew: (input) => ctx.continueAsNew(input, true),
+    getWorkflowInstanceId: () => ctx.instanceId,
+    getCurrentUtcDateTime: () => ctx.currentUtcDateTime,
+    isReplaying: () => ctx.isReplaying,
+    callActivity: (name, input) => ctx.callActivity(name, input),
+    createTimer: (fireAt) => ctx.createTimer(fireAt),
+    waitForExternalEvent: (name) => ctx.waitForExternalEvent(name),
+    whenAny: (tasks) => whenAny(tasks),
+    continueAsNew: (input, saveEvents) => ctx.continueAsNew(input, saveEvents),
   };
 }
 

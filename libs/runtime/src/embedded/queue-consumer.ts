@@ -17,6 +17,8 @@ export interface QueueConsumerOptions {
   /** Resolves: the job is completed. Throws: the job fails with `failureOutput(error)`. */
   readonly handle: (job: BossJob) => Promise<void>;
   readonly failureOutput: (error: unknown, job: BossJob) => object;
+  /** A failure retrying cannot fix (a malformed message): dead-letter it now, not after 10 tries. */
+  readonly isPoison?: (error: unknown) => boolean;
 }
 
 export interface QueueConsumer {
@@ -40,6 +42,8 @@ export function startQueueConsumer(options: QueueConsumerOptions): QueueConsumer
   const { boss, queue, logger } = options;
   const inFlight = new Set<Promise<void>>();
   const renewLockSql = `UPDATE ${bossSchema}.job SET started_on = now() WHERE name = $1 AND id = $2 AND state = 'active'`;
+  // pg-boss dead-letters a failing job once retry_count reaches retry_limit: spend them all now.
+  const exhaustRetriesSql = `UPDATE ${bossSchema}.job SET retry_count = retry_limit WHERE name = $1 AND id = $2 AND state = 'active'`;
   let stopping = false;
   let woken = false;
   let interruptSleep: (() => void) | undefined;
@@ -81,7 +85,12 @@ export function startQueueConsumer(options: QueueConsumerOptions): QueueConsumer
     }
     try {
       if (failure === undefined) await boss.complete(queue, job.id);
-      else await boss.fail(queue, job.id, options.failureOutput(failure.error, job));
+      else {
+        if (options.isPoison?.(failure.error) === true) {
+          await boss.getDb().executeSql(exhaustRetriesSql, [queue, job.id]);
+        }
+        await boss.fail(queue, job.id, options.failureOutput(failure.error, job));
+      }
     } catch (error) {
       // The job stays locked until its lock expires, then it is delivered again (at-least-once).
       logger.error({ err: error, queue }, "could not record the outcome of a delivery");

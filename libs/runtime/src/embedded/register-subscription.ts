@@ -82,6 +82,7 @@ export async function registerSubscription(
     lockSeconds: tuning.lockSeconds,
     logger: input.logger,
     handle: (job) => input.handler(toDelivery(job)),
+    isPoison: (error) => error instanceof MatoolkitError && !error.retriable,
     failureOutput: (error, job): FailureOutput => {
       const safe = toSafeError(error);
       return { reason: safe.reason, message: safe.message, deliveryCount: job.retryCount + 1 };

@@ -13,7 +13,11 @@ export interface OutgoingMessage {
   readonly topic: Topic;
   /** JSON body, already in wire format (PascalCase). */
   readonly body: unknown;
-  /** Application properties (MessageType, WorkerId) used for routing and filters. */
+  /**
+   * Application properties (MessageType, WorkerId) used for routing and filters. A property
+   * other than MessageType that a subscription filters on must also be a body field of the same
+   * name (WorkerJob.WorkerId is): Dapr delivers the CloudEvent, and routes on its data.
+   */
   readonly properties: Readonly<Record<string, string>>;
   /** Delayed delivery (Service Bus ScheduledEnqueueTime); absent = now. */
   readonly deliverAt?: Date;
@@ -38,7 +42,11 @@ export interface Subscription {
   readonly concurrency?: number;
 }
 
-/** Throwing from a handler means "not processed": the message is redelivered, then dead-lettered. */
+/**
+ * Throwing from a handler means "not processed": the message is redelivered, then dead-lettered
+ * after MAX_DELIVERY_ATTEMPTS. Throwing a non-retriable MatoolkitError (a malformed message,
+ * `message.invalid`) dead-letters it at once with that reason: retrying cannot repair it.
+ */
 export type DeliveryHandler = (delivery: Delivery) => Promise<void>;
 
 export interface DeadLetter {
@@ -65,6 +73,20 @@ export interface MessageBus {
   subscribe(subscription: Subscription, handler: DeliveryHandler): Promise<void>;
   deadLetters(subscription: Pick<Subscription, "topic" | "name">): Promise<DeadLetter[]>;
   stop(): Promise<void>;
+}
+
+/**
+ * Thrown by a handler that cannot take a message right now for a reason that is not the
+ * message's fault (the process is shutting down): the message goes back to the broker. The Dapr
+ * adapter does not count such a delivery as an attempt, so a restart cannot dead-letter messages
+ * that arrived while it was stopping; the embedded adapter counts it like any failure (pg-boss's
+ * retry delay keeps that to one or two attempts).
+ */
+export class DeliveryDeferredError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "DeliveryDeferredError";
+  }
 }
 
 /** 000: orchestrator subscriptions have max delivery count 10; after that, dead-letter. */

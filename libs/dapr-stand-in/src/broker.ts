@@ -1,0 +1,111 @@
+import { z } from "zod";
+import type { DeliveryRecord } from "./app-delivery.ts";
+import type { CloudEvent } from "./cloud-event.ts";
+import { JobScheduler, type JobFailurePolicy, type JobTriggerRecord, type JobView } from "./jobs.ts";
+import { PubSubBroker, type BrokerMessage, type UndeliveredMessage } from "./pubsub.ts";
+import { StateBackend, type StoredItem } from "./state-store.ts";
+
+/**
+ * What several stand-in sidecars share in one test, the way real sidecars share infrastructure:
+ * the message broker (topics, one consumer group per app id), the Dapr Scheduler (jobs per app id)
+ * and the state store backend (one key space per component name).
+ */
+
+const brokerOptionsSchema = z.strictObject({
+  /** Delivery attempts per message and consumer group before it is dead-lettered or given up. */
+  maxDeliveryAttempts: z.number().int().min(1).default(10),
+  /** Delay before a message answered with RETRY (or failed) is delivered again. */
+  redeliveryDelayMs: z.number().min(0).default(50),
+  /** Concurrent deliveries per consumer group (daprd delivers concurrently too). */
+  maxInFlightPerSubscription: z.number().int().min(1).default(16),
+  /**
+   * Status for a `first-write` save without ETag on an existing key. Redis and PostgreSQL state
+   * stores report it as a plain error, which daprd answers with 500 ERR_STATE_SAVE; stores that
+   * report an ETag mismatch (Cosmos DB, Azure Table Storage) give 409.
+   */
+  stateFirstWriteConflictStatus: z.union([z.literal(500), z.literal(409)]).default(500),
+  /** Failure policy for jobs that set none; daprd's default is 3 retries, 1 s apart. */
+  defaultJobFailurePolicy: z
+    .strictObject({ maxRetries: z.number().int().min(0), intervalMs: z.number().min(0) })
+    .default({ maxRetries: 3, intervalMs: 1000 }),
+});
+
+export type StandInBrokerOptions = z.input<typeof brokerOptionsSchema>;
+export type ResolvedBrokerOptions = z.output<typeof brokerOptionsSchema>;
+
+export interface StandInBroker {
+  readonly options: ResolvedBrokerOptions;
+  /** Every message published to `topic` (dead-letter topics included), in publish order. */
+  messages(topic: string, pubsubName?: string): BrokerMessage[];
+  /** Resolves with the first CloudEvent on `topic` (already published or future) matching `predicate`. */
+  waitForMessage(
+    topic: string,
+    predicate?: (event: CloudEvent, message: BrokerMessage) => boolean,
+    timeoutMs?: number,
+  ): Promise<CloudEvent>;
+  /** Messages given up on after the last attempt because their subscription had no dead-letter topic. */
+  undelivered(): UndeliveredMessage[];
+  /** Delivery attempts of every sidecar on this broker. */
+  deliveries(): DeliveryRecord[];
+  /** Scheduled jobs (all app ids, or one). */
+  jobs(appId?: string): JobView[];
+  /** Job trigger attempts (all app ids, or one). */
+  jobTriggers(appId?: string): JobTriggerRecord[];
+  /** Live entries of a state store, keyed as stored (`<appId>||<key>`). */
+  stateEntries(storeName: string): ReadonlyMap<string, StoredItem>;
+  /** Stops broker timers (redeliveries, job schedules). Sidecars should be stopped first. */
+  close(): void;
+  /** @internal parts the sidecars use. */
+  readonly internals: BrokerInternals;
+}
+
+export interface BrokerInternals {
+  readonly pubsub: PubSubBroker;
+  readonly state: StateBackend;
+  readonly scheduler: JobScheduler;
+  recordDelivery(record: DeliveryRecord): void;
+  nextSidecarId(appId: string): string;
+}
+
+export function createStandInBroker(options: StandInBrokerOptions = {}): StandInBroker {
+  const resolved = brokerOptionsSchema.parse(options);
+  const now = (): Date => new Date();
+  const pubsub = new PubSubBroker({
+    maxDeliveryAttempts: resolved.maxDeliveryAttempts,
+    redeliveryDelayMs: resolved.redeliveryDelayMs,
+    maxInFlightPerSubscription: resolved.maxInFlightPerSubscription,
+    now,
+  });
+  const state = new StateBackend(now);
+  const defaultFailurePolicy: JobFailurePolicy = { kind: "constant", ...resolved.defaultJobFailurePolicy };
+  const scheduler = new JobScheduler({ defaultFailurePolicy, now });
+  const deliveryLog: DeliveryRecord[] = [];
+  const sidecarCounts = new Map<string, number>();
+
+  return {
+    options: resolved,
+    messages: (topic, pubsubName) => pubsub.messages(topic, pubsubName),
+    waitForMessage: (topic, predicate = () => true, timeoutMs = 5000) =>
+      pubsub.waitForMessage(topic, predicate, timeoutMs),
+    undelivered: () => pubsub.undelivered(),
+    deliveries: () => [...deliveryLog],
+    jobs: (appId) => scheduler.list(appId),
+    jobTriggers: (appId) => scheduler.triggers(appId),
+    stateEntries: (storeName) => state.entries(storeName),
+    close: () => {
+      pubsub.close();
+      scheduler.close();
+    },
+    internals: {
+      pubsub,
+      state,
+      scheduler,
+      recordDelivery: (record) => deliveryLog.push(record),
+      nextSidecarId: (appId) => {
+        const count = (sidecarCounts.get(appId) ?? 0) + 1;
+        sidecarCounts.set(appId, count);
+        return `${appId}#${count}`;
+      },
+    },
+  };
+}

@@ -1,0 +1,294 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { z } from "zod";
+import { formatRfc3339 } from "./cloud-event.ts";
+import { headerValue, metadataFromQuery, readBody, sendDaprError, sendEmpty } from "./http-util.ts";
+import type { SidecarContext } from "./sidecar-context.ts";
+import { StateError, type StateOperation } from "./state-store.ts";
+
+/**
+ * The state management API (state API reference): save (`POST /v1.0/state/<store>`), get
+ * (`GET .../<key>`: value + ETag header, 204 when missing), delete (`DELETE .../<key>` with
+ * `If-Match`) and transactions (`POST .../transaction`). Keys are stored as `<appId>||<key>`,
+ * Dapr's default key prefix strategy, so apps with different ids never see each other's keys.
+ */
+
+const stateOptionsSchema = z
+  .looseObject({
+    concurrency: z.enum(["first-write", "last-write"]).optional(),
+    consistency: z.enum(["eventual", "strong"]).optional(),
+  })
+  .optional();
+
+const stateItemSchema = z.looseObject({
+  key: z.string(),
+  value: z.unknown().optional(),
+  etag: z.string().optional(),
+  metadata: z.record(z.string(), z.string()).optional(),
+  options: stateOptionsSchema,
+});
+
+const saveBodySchema = z.array(stateItemSchema);
+
+const transactionBodySchema = z.looseObject({
+  operations: z.array(z.looseObject({ operation: z.string(), request: stateItemSchema })),
+  metadata: z.record(z.string(), z.string()).optional(),
+});
+
+type StateItem = z.infer<typeof stateItemSchema>;
+
+export type StateRoute =
+  | { readonly kind: "save" }
+  | { readonly kind: "get"; readonly key: string }
+  | { readonly kind: "delete"; readonly key: string }
+  | { readonly kind: "transaction" };
+
+export async function handleState(
+  context: SidecarContext,
+  request: IncomingMessage,
+  response: ServerResponse,
+  storeName: string,
+  route: StateRoute,
+  query: URLSearchParams,
+): Promise<void> {
+  if (context.stateStores.length === 0) {
+    sendDaprError(response, 500, "ERR_STATE_STORES_NOT_CONFIGURED", "state store is not configured");
+    return;
+  }
+  if (!context.stateStores.includes(storeName)) {
+    sendDaprError(
+      response,
+      400,
+      "ERR_STATE_STORE_NOT_FOUND",
+      `state store ${storeName} is not found`,
+      "DAPR_STATE_NOT_FOUND",
+    );
+    return;
+  }
+  const queryMetadata = metadataFromQuery(query);
+  switch (route.kind) {
+    case "save":
+      return save(context, request, response, storeName, queryMetadata);
+    case "get":
+      return get(context, response, storeName, route.key);
+    case "delete":
+      return remove(context, request, response, storeName, route.key);
+    case "transaction":
+      return transaction(context, request, response, storeName, queryMetadata);
+    default:
+      return assertNever(route);
+  }
+}
+
+async function save(
+  context: SidecarContext,
+  request: IncomingMessage,
+  response: ServerResponse,
+  storeName: string,
+  queryMetadata: Record<string, string>,
+): Promise<void> {
+  const body = await parseJsonBody(request, response, saveBodySchema);
+  if (body === undefined) return;
+  const invalid = body.map((item) => invalidKeyReason(item.key)).find((reason) => reason !== undefined);
+  if (invalid !== undefined) {
+    sendDaprError(response, 400, "ERR_MALFORMED_REQUEST", invalid, "DAPR_STATE_ILLEGAL_KEY");
+    return;
+  }
+
+  // A non-transactional bulk save applies every item on its own; the first failure is reported.
+  let firstError: StateError | undefined;
+  for (const item of body) {
+    try {
+      context.broker.internals.state.apply(storeName, [toSetOperation(context, item, queryMetadata)]);
+    } catch (error) {
+      if (!(error instanceof StateError)) throw error;
+      firstError ??= error;
+    }
+  }
+  if (firstError !== undefined) {
+    const status = statusFor(context, firstError);
+    sendDaprError(
+      response,
+      status,
+      "ERR_STATE_SAVE",
+      `failed saving state in state store ${storeName}: ${firstError.message}`,
+    );
+    return;
+  }
+  sendEmpty(response);
+}
+
+function get(context: SidecarContext, response: ServerResponse, storeName: string, key: string): void {
+  const invalid = invalidKeyReason(key);
+  if (invalid !== undefined) {
+    sendDaprError(response, 400, "ERR_MALFORMED_REQUEST", invalid, "DAPR_STATE_ILLEGAL_KEY");
+    return;
+  }
+  const item = context.broker.internals.state.get(storeName, storageKey(context, key));
+  if (item === undefined) {
+    sendEmpty(response, 204);
+    return;
+  }
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    "content-length": String(Buffer.byteLength(item.json)),
+    etag: item.etag,
+  };
+  if (item.expiresAt !== undefined) headers["metadata.ttlExpireTime"] = formatRfc3339(item.expiresAt);
+  response.writeHead(200, headers);
+  response.end(item.json);
+}
+
+async function remove(
+  context: SidecarContext,
+  request: IncomingMessage,
+  response: ServerResponse,
+  storeName: string,
+  key: string,
+): Promise<void> {
+  await readBody(request);
+  const invalid = invalidKeyReason(key);
+  if (invalid !== undefined) {
+    sendDaprError(response, 400, "ERR_MALFORMED_REQUEST", invalid, "DAPR_STATE_ILLEGAL_KEY");
+    return;
+  }
+  // The `concurrency`/`consistency` query hints change nothing in a single in-memory store.
+  const etag = headerValue(request, "if-match");
+  try {
+    context.broker.internals.state.apply(storeName, [
+      { kind: "delete", key: storageKey(context, key), etag },
+    ]);
+  } catch (error) {
+    if (!(error instanceof StateError)) throw error;
+    sendDaprError(
+      response,
+      statusFor(context, error),
+      "ERR_STATE_DELETE",
+      `failed deleting state with key ${key}: ${error.message}`,
+    );
+    return;
+  }
+  sendEmpty(response);
+}
+
+async function transaction(
+  context: SidecarContext,
+  request: IncomingMessage,
+  response: ServerResponse,
+  storeName: string,
+  queryMetadata: Record<string, string>,
+): Promise<void> {
+  const body = await parseJsonBody(request, response, transactionBodySchema);
+  if (body === undefined) return;
+  const sharedMetadata = { ...queryMetadata, ...body.metadata };
+  const operations: StateOperation[] = [];
+  for (const { operation, request: item } of body.operations) {
+    const invalid = invalidKeyReason(item.key);
+    if (invalid !== undefined) {
+      sendDaprError(response, 400, "ERR_MALFORMED_REQUEST", invalid, "DAPR_STATE_ILLEGAL_KEY");
+      return;
+    }
+    switch (operation) {
+      case "upsert":
+        operations.push(toSetOperation(context, item, sharedMetadata));
+        break;
+      case "delete":
+        operations.push({ kind: "delete", key: storageKey(context, item.key), etag: item.etag });
+        break;
+      default:
+        sendDaprError(
+          response,
+          400,
+          "ERR_NOT_SUPPORTED_STATE_OPERATION",
+          `operation type ${operation} not supported`,
+        );
+        return;
+    }
+  }
+  try {
+    context.broker.internals.state.apply(storeName, operations);
+  } catch (error) {
+    if (!(error instanceof StateError)) throw error;
+    sendDaprError(
+      response,
+      statusFor(context, error),
+      "ERR_STATE_TRANSACTION",
+      `error while executing state transaction: ${error.message}`,
+    );
+    return;
+  }
+  sendEmpty(response);
+}
+
+function toSetOperation(
+  context: SidecarContext,
+  item: StateItem,
+  defaults: Record<string, string>,
+): StateOperation {
+  return {
+    kind: "set",
+    key: storageKey(context, item.key),
+    value: item.value,
+    etag: item.etag,
+    firstWrite: item.options?.concurrency === "first-write",
+    metadata: { ...defaults, ...item.metadata },
+  };
+}
+
+function statusFor(context: SidecarContext, error: StateError): number {
+  switch (error.kind) {
+    case "etag-mismatch":
+      return 409;
+    case "first-write-conflict":
+      return context.broker.options.stateFirstWriteConflictStatus;
+    case "invalid-metadata":
+      return 500;
+    default:
+      return assertNever(error.kind);
+  }
+}
+
+/** Dapr's default `keyPrefix: appid` strategy. */
+function storageKey(context: SidecarContext, key: string): string {
+  return `${context.appId}||${key}`;
+}
+
+function invalidKeyReason(key: string): string | undefined {
+  if (key === "") return "state key is empty";
+  if (key.includes("||")) return `input key/keyPrefix '${key}' can't contain '||'`;
+  return undefined;
+}
+
+async function parseJsonBody<T>(
+  request: IncomingMessage,
+  response: ServerResponse,
+  schema: z.ZodType<T>,
+): Promise<T | undefined> {
+  const raw = (await readBody(request)).toString("utf8");
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch (error) {
+    sendDaprError(
+      response,
+      400,
+      "ERR_MALFORMED_REQUEST",
+      `failed deserializing HTTP body: ${(error as Error).message}`,
+    );
+    return undefined;
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    sendDaprError(
+      response,
+      400,
+      "ERR_MALFORMED_REQUEST",
+      `invalid request body: ${z.prettifyError(parsed.error).replaceAll("\n", "; ")}`,
+    );
+    return undefined;
+  }
+  return parsed.data;
+}
+
+function assertNever(value: never): never {
+  throw new Error(`unexpected value ${JSON.stringify(value)}`);
+}

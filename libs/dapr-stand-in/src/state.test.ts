@@ -1,0 +1,164 @@
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  createStandInBroker,
+  startStandInSidecar,
+  type StandInBroker,
+  type StandInSidecar,
+} from "./index.ts";
+
+const STORE = "matoolkit-state";
+const cleanups: (() => Promise<void> | void)[] = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function newSidecar(broker: StandInBroker, appId = "matoolkit-orchestrator"): Promise<StandInSidecar> {
+  const sidecar = await startStandInSidecar({ broker, appId, log: () => undefined });
+  cleanups.push(() => sidecar.stop());
+  await sidecar.ready();
+  return sidecar;
+}
+
+function newBroker(options: Parameters<typeof createStandInBroker>[0] = {}): StandInBroker {
+  const broker = createStandInBroker(options);
+  cleanups.push(() => broker.close());
+  return broker;
+}
+
+function save(sidecar: StandInSidecar, items: unknown[]): Promise<Response> {
+  return fetch(`${sidecar.url}/v1.0/state/${STORE}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(items),
+  });
+}
+
+const getState = (sidecar: StandInSidecar, key: string) =>
+  fetch(`${sidecar.url}/v1.0/state/${STORE}/${encodeURIComponent(key)}`);
+
+describe("state API", () => {
+  it("returns the saved value with an ETag, and 204 for a key that was never saved", async () => {
+    const sidecar = await newSidecar(newBroker());
+    expect((await save(sidecar, [{ key: "idem-1", value: { status: "in_progress" } }])).status).toBe(204);
+
+    const found = await getState(sidecar, "idem-1");
+    expect(found.status).toBe(200);
+    expect(found.headers.get("etag")).toMatch(/.+/);
+    expect(await found.json()).toEqual({ status: "in_progress" });
+
+    const missing = await getState(sidecar, "never-saved");
+    expect(missing.status).toBe(204);
+    expect(await missing.text()).toBe("");
+  });
+
+  it("rejects a first-write without ETag on an existing key with 500 ERR_STATE_SAVE by default (Redis/PostgreSQL) or 409 when configured", async () => {
+    const redisLike = await newSidecar(newBroker());
+    const claim = [{ key: "claim", value: 1, options: { concurrency: "first-write" } }];
+    expect((await save(redisLike, claim)).status).toBe(204);
+    const second = await save(redisLike, claim);
+    expect(second.status).toBe(500);
+    expect(await second.json()).toMatchObject({ errorCode: "ERR_STATE_SAVE" });
+    expect(await (await getState(redisLike, "claim")).json()).toBe(1);
+
+    const cosmosLike = await newSidecar(newBroker({ stateFirstWriteConflictStatus: 409 }));
+    expect((await save(cosmosLike, claim)).status).toBe(204);
+    expect((await save(cosmosLike, claim)).status).toBe(409);
+  });
+
+  it("answers 409 when a save or delete carries an ETag that no longer matches", async () => {
+    const sidecar = await newSidecar(newBroker());
+    await save(sidecar, [{ key: "k", value: "v1" }]);
+    const etag = (await getState(sidecar, "k")).headers.get("etag") ?? "";
+    expect(
+      (await save(sidecar, [{ key: "k", value: "v2", etag, options: { concurrency: "first-write" } }]))
+        .status,
+    ).toBe(204);
+
+    const stale = await save(sidecar, [{ key: "k", value: "v3", etag }]);
+    expect(stale.status).toBe(409);
+    expect(await stale.json()).toMatchObject({ errorCode: "ERR_STATE_SAVE" });
+
+    const staleDelete = await fetch(`${sidecar.url}/v1.0/state/${STORE}/k`, {
+      method: "DELETE",
+      headers: { "if-match": etag },
+    });
+    expect(staleDelete.status).toBe(409);
+    expect(await (await getState(sidecar, "k")).json()).toBe("v2");
+
+    const current = (await getState(sidecar, "k")).headers.get("etag") ?? "";
+    expect(
+      (
+        await fetch(`${sidecar.url}/v1.0/state/${STORE}/k`, {
+          method: "DELETE",
+          headers: { "if-match": current },
+        })
+      ).status,
+    ).toBe(204);
+    expect((await getState(sidecar, "k")).status).toBe(204);
+  });
+
+  it("expires a key after ttlInSeconds, after which first-write can claim it again", async () => {
+    const broker = newBroker();
+    const sidecar = await newSidecar(broker);
+    await save(sidecar, [
+      { key: "short", value: "x", metadata: { ttlInSeconds: "1" }, options: { concurrency: "first-write" } },
+    ]);
+    const fresh = await getState(sidecar, "short");
+    expect(fresh.status).toBe(200);
+    expect(fresh.headers.get("metadata.ttlExpireTime")).toMatch(/Z$/);
+
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect((await getState(sidecar, "short")).status).toBe(204);
+    expect(
+      (await save(sidecar, [{ key: "short", value: "y", options: { concurrency: "first-write" } }])).status,
+    ).toBe(204);
+  });
+
+  it("prefixes keys with the app id so two apps sharing a store never see each other's keys", async () => {
+    const broker = newBroker();
+    const orchestrator = await newSidecar(broker, "matoolkit-orchestrator");
+    const worker = await newSidecar(broker, "matoolkit-worker");
+    await save(orchestrator, [{ key: "shared-name", value: "orchestrator" }]);
+
+    expect((await getState(worker, "shared-name")).status).toBe(204);
+    expect([...broker.stateEntries(STORE).keys()]).toEqual(["matoolkit-orchestrator||shared-name"]);
+    const illegal = await save(worker, [{ key: "a||b", value: 1 }]);
+    expect(illegal.status).toBe(400);
+  });
+
+  it("applies a transaction all or nothing", async () => {
+    const sidecar = await newSidecar(newBroker());
+    await save(sidecar, [{ key: "a", value: 1 }]);
+    const transaction = (operations: unknown[]) =>
+      fetch(`${sidecar.url}/v1.0/state/${STORE}/transaction`, {
+        method: "POST",
+        body: JSON.stringify({ operations }),
+      });
+
+    const failing = await transaction([
+      { operation: "upsert", request: { key: "b", value: 2 } },
+      { operation: "upsert", request: { key: "a", value: 3, etag: "not-the-etag" } },
+    ]);
+    expect(failing.status).toBe(409);
+    expect((await getState(sidecar, "b")).status).toBe(204);
+
+    expect(
+      (
+        await transaction([
+          { operation: "upsert", request: { key: "b", value: 2 } },
+          { operation: "delete", request: { key: "a" } },
+        ])
+      ).status,
+    ).toBe(204);
+    expect(await (await getState(sidecar, "b")).json()).toBe(2);
+    expect((await getState(sidecar, "a")).status).toBe(204);
+  });
+
+  it("answers 400 ERR_STATE_STORE_NOT_FOUND for a store the sidecar does not have", async () => {
+    const sidecar = await newSidecar(newBroker());
+    const response = await fetch(`${sidecar.url}/v1.0/state/other-store/k`);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ errorCode: "ERR_STATE_STORE_NOT_FOUND" });
+  });
+});

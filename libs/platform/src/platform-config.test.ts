@@ -1,0 +1,78 @@
+import { describe, expect, it } from "vitest";
+import { platformConfigFromEnv } from "./platform-config.ts";
+
+const server = { DATABASE_URL: "postgres://postgres@127.0.0.1:5432/test" };
+
+describe("platform configuration", () => {
+  it("defaults to the embedded adapters on every port, with no Dapr settings", () => {
+    const config = platformConfigFromEnv({});
+    expect(config.adapters).toEqual({
+      bus: "embedded",
+      timers: "embedded",
+      idempotency: "embedded",
+      workflow: "embedded",
+    });
+    expect(config.dapr).toBeUndefined();
+  });
+
+  it("applies the dapr and aca presets, and lets one port's variable override its preset", () => {
+    expect(platformConfigFromEnv({ ...server, MATOOLKIT_RUNTIME: "dapr" }).adapters).toEqual({
+      bus: "dapr",
+      timers: "dapr-jobs",
+      idempotency: "dapr",
+      workflow: "dapr",
+    });
+    expect(platformConfigFromEnv({ ...server, MATOOLKIT_RUNTIME: "aca" }).adapters).toEqual({
+      bus: "dapr",
+      timers: "dapr-delayed-messages",
+      idempotency: "dapr",
+      workflow: "embedded",
+    });
+    const mixed = platformConfigFromEnv({
+      ...server,
+      MATOOLKIT_RUNTIME: "dapr",
+      MATOOLKIT_WORKFLOW: "embedded",
+    });
+    expect(mixed.adapters.workflow).toBe("embedded");
+    expect(mixed.adapters.bus).toBe("dapr");
+  });
+
+  it("reads the sidecar address from DAPR_HTTP_PORT as `dapr run` sets it, or DAPR_HTTP_ENDPOINT", () => {
+    const fromPort = platformConfigFromEnv({
+      ...server,
+      MATOOLKIT_RUNTIME: "dapr",
+      DAPR_HTTP_PORT: "3501",
+      DAPR_GRPC_PORT: "50001",
+      MATOOLKIT_DAPR_APP_PORT: "3001",
+    });
+    expect(fromPort.dapr).toMatchObject({
+      httpEndpoint: "http://127.0.0.1:3501",
+      grpcPort: 50001,
+      appPort: 3001,
+      pubsubName: "matoolkit-pubsub",
+      stateStoreName: "matoolkit-state",
+      jobsApiVersion: "v1.0-alpha1",
+    });
+    const fromEndpoint = platformConfigFromEnv({
+      ...server,
+      MATOOLKIT_RUNTIME: "aca",
+      DAPR_HTTP_ENDPOINT: "http://dapr.internal:3500",
+    });
+    expect(fromEndpoint.dapr?.httpEndpoint).toBe("http://dapr.internal:3500");
+  });
+
+  it("refuses combinations that cannot work, naming the variables", () => {
+    expect(() =>
+      platformConfigFromEnv({ ...server, MATOOLKIT_BUS: "dapr", MATOOLKIT_TIMERS: "embedded" }),
+    ).toThrow(/MATOOLKIT_TIMERS: the Dapr bus needs a Dapr timers adapter/);
+    expect(() => platformConfigFromEnv({ MATOOLKIT_RUNTIME: "dapr" })).toThrow(
+      /DATABASE_URL: Dapr adapters run the services as separate apps/,
+    );
+    expect(() => platformConfigFromEnv({ ...server, MATOOLKIT_RUNTIME: "kubernetes" })).toThrow(
+      /MATOOLKIT_RUNTIME: Invalid option: expected one of "embedded"\|"dapr"\|"aca"/,
+    );
+    expect(() =>
+      platformConfigFromEnv({ ...server, MATOOLKIT_RUNTIME: "dapr", DAPR_HTTP_ENDPOINT: "ftp://sidecar" }),
+    ).toThrow(/DAPR_HTTP_ENDPOINT/);
+  });
+});

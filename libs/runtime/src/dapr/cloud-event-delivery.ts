@@ -1,0 +1,59 @@
+import { routingProperties, topics, type Topic } from "@matoolkit/domain";
+import { z } from "zod";
+
+/**
+ * What Dapr POSTs to a topic route: a CloudEvent 1.0 whose `data` is our message body, `id` the
+ * message id (published as `cloudevent.id`) and `type` its MessageType (`cloudevent.type`).
+ * Only the fields we rely on are checked; anything else passes through.
+ */
+export const daprCloudEventSchema = z.looseObject({
+  id: z.string().min(1),
+  type: z.string().optional(),
+  topic: z.string().optional(),
+  data: z.unknown().optional(),
+});
+export type DaprCloudEvent = z.infer<typeof daprCloudEventSchema>;
+
+/** Dapr's own type when the publisher set none. */
+export const DAPR_DEFAULT_EVENT_TYPE = "com.dapr.event.sent";
+
+export function isTopic(value: string): value is Topic {
+  return (Object.values(topics) as string[]).includes(value);
+}
+
+/**
+ * Dapr delivers the CloudEvent, not the broker's application properties, so the routing
+ * properties are rebuilt from what the event carries: MessageType from its type, the others
+ * (WorkerId) from the body field of the same name, which every 000 message that is filtered on
+ * it carries. Filters and routing rules therefore work on the same values on every broker.
+ */
+export function propertiesOf(event: DaprCloudEvent): Record<string, string> {
+  const properties: Record<string, string> = {};
+  if (event.type !== undefined && event.type !== DAPR_DEFAULT_EVENT_TYPE) {
+    properties[routingProperties.messageType] = event.type;
+  }
+  const data = event.data;
+  if (typeof data === "object" && data !== null) {
+    for (const name of Object.values(routingProperties)) {
+      if (name === routingProperties.messageType) continue;
+      const value = (data as Record<string, unknown>)[name];
+      if (typeof value === "string") properties[name] = value;
+    }
+  }
+  return properties;
+}
+
+/** Publish metadata: CloudEvent overrides, plus the properties as broker application properties. */
+export function publishMetadata(message: {
+  readonly id: string;
+  readonly properties: Readonly<Record<string, string>>;
+}): Record<string, string> {
+  const type = message.properties[routingProperties.messageType];
+  return {
+    "cloudevent.id": message.id,
+    ...(type === undefined ? {} : { "cloudevent.type": type }),
+    // Service Bus: the id for its duplicate detection, the properties for SQL filters.
+    MessageId: message.id,
+    ...message.properties,
+  };
+}

@@ -1,0 +1,118 @@
+import type { AnyKysely } from "../any-kysely.ts";
+import type { Logger } from "../logger.ts";
+import type { Topic } from "@matoolkit/domain";
+import type { IdempotencyStore, Timers } from "../ports/index.ts";
+import { createDaprAppServer, type DaprAppServer } from "./dapr-app-server.ts";
+import { createDaprHttp, type DaprSidecarAddress } from "./dapr-http.ts";
+import { createDaprIdempotencyStore } from "./dapr-idempotency-store.ts";
+import { createDaprJobsClient, type DaprJobsApiVersion } from "./dapr-jobs-client.ts";
+import { createDaprJobsTimers } from "./dapr-jobs-timers.ts";
+import { createDaprMessageBus, type DaprMessageBus, type DeliverLater } from "./dapr-message-bus.ts";
+import { createDaprStateStore } from "./dapr-state-store.ts";
+import { createDelayedMessageTimers } from "./delayed-message-timers.ts";
+import { createDeliveryLedger } from "./delivery-ledger.ts";
+import { waitForSidecar } from "./wait-for-sidecar.ts";
+
+export type DaprTimersKind = "dapr-jobs" | "dapr-delayed-messages";
+
+export interface DaprRuntimeOptions {
+  readonly sidecar: DaprSidecarAddress;
+  readonly app: { readonly host: string; readonly port: number; readonly apiToken?: string };
+  readonly pubsubName: string;
+  readonly stateStoreName: string;
+  readonly jobsApiVersion: DaprJobsApiVersion;
+  /** The service's database (dead letters are recorded there). */
+  readonly db: AnyKysely;
+  readonly logger: Logger;
+  readonly dedupeWindowSeconds: number;
+  /** Which ports to build on Dapr; the others stay with whoever else provides them. */
+  readonly ports: {
+    readonly bus: boolean;
+    readonly timers?: DaprTimersKind;
+    readonly idempotency: boolean;
+  };
+  /** Topics announced with a catch-all route before anything subscribes (tests only). */
+  readonly catchAllTopics?: readonly Topic[];
+}
+
+export interface DaprRuntime {
+  readonly bus?: DaprMessageBus;
+  readonly timers?: Timers;
+  readonly idempotency?: IdempotencyStore;
+  readonly app: DaprAppServer;
+  /** Resolves once the sidecar answered; until then /readyz says 503. */
+  readonly sidecarReady: Promise<void>;
+  /**
+   * Opens the app port. Call it after every service subscribed: daprd reads the app's
+   * subscriptions once, when the port first answers.
+   */
+  start(): Promise<{ readonly url: string }>;
+  stop(): Promise<void>;
+}
+
+/** Lock duration of 000's subscriptions: how long a running delivery keeps others off it. */
+const DELIVERY_LEASE_SECONDS = 60;
+
+export async function createDaprRuntime(options: DaprRuntimeOptions): Promise<DaprRuntime> {
+  const logger = options.logger.child({ component: "dapr" });
+  const http = createDaprHttp(options.sidecar);
+  const app = createDaprAppServer({
+    host: options.app.host,
+    port: options.app.port,
+    ...(options.app.apiToken === undefined ? {} : { appApiToken: options.app.apiToken }),
+    logger,
+  });
+  const state = createDaprStateStore(http, options.stateStoreName);
+  const abort = new AbortController();
+  const sidecarReady = waitForSidecar({ http, logger, signal: abort.signal }).then(() => app.setReady(true));
+  // A shutdown before the sidecar ever answered rejects this; nobody needs to hear about it.
+  sidecarReady.catch(() => undefined);
+
+  const jobsTimers =
+    options.ports.timers === "dapr-jobs"
+      ? createDaprJobsTimers({ jobs: createDaprJobsClient(http, options.jobsApiVersion), app, state, logger })
+      : undefined;
+  const timers =
+    jobsTimers ??
+    (options.ports.timers === "dapr-delayed-messages"
+      ? createDelayedMessageTimers({ state, logger })
+      : undefined);
+
+  let bus: DaprMessageBus | undefined;
+  if (options.ports.bus) {
+    if (timers === undefined) throw new Error("The Dapr bus needs Dapr timers for delayed messages");
+    const deliverLater: DeliverLater = timers.deliverLater;
+    bus = await createDaprMessageBus({
+      http,
+      app,
+      pubsubName: options.pubsubName,
+      ledger: createDeliveryLedger({
+        state,
+        rememberSeconds: options.dedupeWindowSeconds,
+        leaseSeconds: DELIVERY_LEASE_SECONDS,
+      }),
+      state,
+      dedupeWindowSeconds: options.dedupeWindowSeconds,
+      db: options.db,
+      deliverLater,
+      logger,
+      ...(options.catchAllTopics === undefined ? {} : { catchAllTopics: options.catchAllTopics }),
+    });
+    jobsTimers?.attachPublisher(bus.publishNow);
+  }
+
+  return {
+    ...(bus === undefined ? {} : { bus }),
+    ...(timers === undefined ? {} : { timers }),
+    ...(options.ports.idempotency ? { idempotency: createDaprIdempotencyStore(state) } : {}),
+    app,
+    sidecarReady,
+    start: () => app.listen(),
+    async stop() {
+      abort.abort();
+      await timers?.stop();
+      await bus?.stop();
+      await app.close();
+    },
+  };
+}

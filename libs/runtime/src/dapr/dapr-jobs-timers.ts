@@ -1,0 +1,90 @@
+import type { Logger } from "../logger.ts";
+import type { RecurringTimer, TimerHandler, Timers } from "../ports/index.ts";
+import type { DaprAppServer } from "./dapr-app-server.ts";
+import type { DaprJobsClient } from "./dapr-jobs-client.ts";
+import type { DeliverLater, PublishNow } from "./dapr-message-bus.ts";
+import type { DaprStateStore } from "./dapr-state-store.ts";
+import { delayedEnvelopeSchema, deliveryJobName, DELIVERY_JOB_PREFIX } from "./delayed-envelope.ts";
+import { createGuardedTick } from "./guarded-tick.ts";
+import { retryInBackground } from "./retry-in-background.ts";
+
+export interface DaprJobsTimers extends Timers {
+  /** For the Dapr bus: a future `deliverAt` becomes a one-shot job that publishes it then. */
+  readonly deliverLater: DeliverLater;
+  /**
+   * Gives the delivery triggers the bus to publish with. Called at boot, before the app server
+   * listens: after a restart, a job scheduled by an earlier process may fire at once.
+   */
+  attachPublisher(publishNow: PublishNow): void;
+}
+
+/**
+ * Timers on the Dapr Jobs API (the Dapr Scheduler service): a recurring timer is a job with
+ * `schedule: "@every Ns"`; a delayed message (poll check, retry check) is a one-shot job with a
+ * `dueTime` whose trigger publishes it. Jobs are at-least-once and may fire late, so the triggers
+ * are idempotent: recurring runs go through the guarded tick, delayed messages carry their
+ * message id, which consumers deduplicate.
+ */
+export function createDaprJobsTimers(options: {
+  readonly jobs: DaprJobsClient;
+  readonly app: DaprAppServer;
+  readonly state: DaprStateStore;
+  readonly logger: Logger;
+}): DaprJobsTimers {
+  const { jobs, app, state } = options;
+  const logger = options.logger.child({ component: "dapr-jobs" });
+  const abort = new AbortController();
+  const ticks: Array<{ idle(): Promise<void> }> = [];
+  const registrations: Array<Promise<void>> = [];
+  let publishNow: PublishNow | undefined;
+
+  app.onJobs(DELIVERY_JOB_PREFIX, async (jobName, data) => {
+    const parsed = delayedEnvelopeSchema.safeParse(data);
+    if (!parsed.success) {
+      // Retrying cannot repair it; a 2xx stops the Scheduler from firing it again.
+      logger.error(
+        { job: jobName, reason: "message.invalid" },
+        "delayed delivery job without a message: ignored",
+      );
+      return;
+    }
+    if (publishNow === undefined) throw new Error("No bus is attached to the delayed deliveries yet");
+    await publishNow(parsed.data);
+  });
+
+  return {
+    async scheduleRecurring(timer: RecurringTimer, handler: TimerHandler) {
+      const tick = createGuardedTick({ state, logger, ...timer, handler });
+      ticks.push(tick);
+      app.onJobs(timer.name, async () => {
+        // Answer Dapr at once; the tick may run for longer than the trigger's timeout.
+        void tick.run(new Date());
+      });
+      // Scheduling waits for the sidecar; the service's start must not (see retryInBackground).
+      registrations.push(
+        retryInBackground({
+          what: `schedule job ${timer.name}`,
+          logger,
+          signal: abort.signal,
+          attempt: () =>
+            jobs.schedule(timer.name, { schedule: `@every ${timer.everySeconds}s`, overwrite: true }),
+        }),
+      );
+    },
+    attachPublisher(publish) {
+      publishNow = publish;
+    },
+    async deliverLater(message) {
+      await jobs.schedule(deliveryJobName(message), {
+        dueTime: message.deliverAt.toISOString(),
+        overwrite: true,
+        data: { id: message.id, topic: message.topic, properties: message.properties, body: message.body },
+      });
+    },
+    async stop() {
+      abort.abort();
+      await Promise.allSettled(registrations);
+      await Promise.all(ticks.map((tick) => tick.idle()));
+    },
+  };
+}

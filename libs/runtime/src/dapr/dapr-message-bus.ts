@@ -1,0 +1,270 @@
+import { MatoolkitError, reasonCodes, toSafeError } from "@matoolkit/domain";
+import type { AnyKysely } from "../any-kysely.ts";
+import type { Logger } from "../logger.ts";
+import {
+  DeliveryDeferredError,
+  MAX_DELIVERY_ATTEMPTS,
+  type DeliveryHandler,
+  type MessageBus,
+  type OutgoingMessage,
+  type Subscription,
+} from "../ports/index.ts";
+import type { Topic } from "@matoolkit/domain";
+import { outgoingMessageSchema } from "../embedded/message-envelope.ts";
+import { daprCloudEventSchema, isTopic, propertiesOf, publishMetadata } from "./cloud-event-delivery.ts";
+import type { DaprAppServer, DaprDeliveryStatus } from "./dapr-app-server.ts";
+import type { DaprHttp } from "./dapr-http.ts";
+import { installDeadLetterTable, readDaprDeadLetters, recordDeadLetter } from "./dead-letter-table.ts";
+import type { DaprStateStore } from "./dapr-state-store.ts";
+import type { DeliveryLedger } from "./delivery-ledger.ts";
+import {
+  announceSubscriptions,
+  subscriptionRoute,
+  topicRoute,
+  unmatchedRoute,
+} from "./subscription-announcement.ts";
+
+/** Sends a message now: what a delayed delivery does when its time comes. */
+export type PublishNow = (message: OutgoingMessage, extraMetadata?: Record<string, string>) => Promise<void>;
+
+/** How a message with a future `deliverAt` is held back: a timers adapter provides it. */
+export type DeliverLater = (
+  message: OutgoingMessage & { deliverAt: Date },
+  publishNow: PublishNow,
+) => Promise<void>;
+
+export interface DaprMessageBusOptions {
+  readonly http: DaprHttp;
+  readonly app: DaprAppServer;
+  readonly pubsubName: string;
+  readonly ledger: DeliveryLedger;
+  /** Remembers published ids for the dedupe window (duplicate detection on publish). */
+  readonly state: DaprStateStore;
+  readonly dedupeWindowSeconds: number;
+  /** The service's database: dead letters are recorded there with their reason. */
+  readonly db: AnyKysely;
+  readonly deliverLater: DeliverLater;
+  readonly logger: Logger;
+  /** Topics announced with a default route even before anything subscribes (tests). */
+  readonly catchAllTopics?: readonly Topic[];
+}
+
+interface LocalSubscription {
+  readonly subscription: Subscription;
+  readonly handler: DeliveryHandler;
+}
+
+/**
+ * MessageBus through the Dapr sidecar. Publishing goes through @dapr/dapr's client with the
+ * CloudEvent id/type and the routing properties as metadata; consuming is programmatic
+ * subscriptions on the app server, answering Dapr's SUCCESS / RETRY / DROP contract:
+ * - SUCCESS only after the handler resolved (or for a duplicate of a message already handled);
+ * - RETRY when the handler threw (a transient failure), when another replica is handling the
+ *   same message, or when this process is stopping; a thrown error is never acknowledged;
+ * - DROP for a malformed CloudEvent, a non-retriable error (e.g. `message.invalid`), or the
+ *   MAX_DELIVERY_ATTEMPTS-th failure: the reason is logged and recorded, and Dapr forwards the
+ *   message to `<topic>-deadletter`.
+ * `declareSubscription` does nothing here: with Dapr, durable subscriptions are the broker's
+ * (created when the app first subscribes, or provisioned by infrastructure).
+ */
+export interface DaprMessageBus extends MessageBus {
+  /** Publishes at once, ignoring `deliverAt`: what a delayed delivery's trigger calls. */
+  readonly publishNow: PublishNow;
+}
+
+export async function createDaprMessageBus(options: DaprMessageBusOptions): Promise<DaprMessageBus> {
+  const { http, app, ledger, db, pubsubName } = options;
+  const logger = options.logger.child({ component: "dapr-bus" });
+  const { DaprClient, CommunicationProtocolEnum, LogLevel } = await import("@dapr/dapr");
+  const endpoint = new URL(http.address.httpEndpoint);
+  const client = new DaprClient({
+    daprHost: `${endpoint.protocol}//${endpoint.hostname}`,
+    daprPort: endpoint.port || (endpoint.protocol === "https:" ? "443" : "80"),
+    communicationProtocol: CommunicationProtocolEnum.HTTP,
+    ...(http.address.apiToken === undefined ? {} : { daprApiToken: http.address.apiToken }),
+    // The SDK's own logger bypasses ours (and its redaction); errors come back to us as values.
+    logger: { level: LogLevel.Error },
+  });
+  await installDeadLetterTable(db);
+
+  const local = new Map<Topic, LocalSubscription[]>();
+  const inFlight = new Set<Promise<unknown>>();
+  const announcedRoutes = new Set<string>();
+  const unmatchedRoutes = new Set<Topic>();
+  let stopped = false;
+
+  const publishNow: PublishNow = async (message, extraMetadata = {}) => {
+    const result = await client.pubsub.publish(pubsubName, message.topic, message.body as object, {
+      contentType: "application/json",
+      metadata: { ...publishMetadata(message), ...extraMetadata },
+    });
+    if (result.error !== undefined) {
+      // The SDK's error holds the sidecar's answer, not our payload; keep only its first line.
+      const detail = result.error instanceof Error ? result.error.message.split("\n")[0] : "unknown";
+      throw new Error(`Dapr publish to ${message.topic} failed: ${detail?.slice(0, 300)}`);
+    }
+  };
+
+  app.announceSubscriptions(() =>
+    announceSubscriptions({
+      pubsubName,
+      subscriptions: [...local.values()].flat().map((entry) => entry.subscription),
+      catchAllTopics: options.catchAllTopics ?? [],
+    }),
+  );
+  for (const topic of options.catchAllTopics ?? []) ensureRoute(topicRoute(topic), topic);
+
+  function ensureRoute(path: string, topic: Topic): void {
+    if (announcedRoutes.has(path)) return;
+    announcedRoutes.add(path);
+    app.route(path, (event) => track(deliver(topic, event)));
+  }
+
+  function track<T>(work: Promise<T>): Promise<T> {
+    inFlight.add(work);
+    return work.finally(() => inFlight.delete(work));
+  }
+
+  /**
+   * One HTTP delivery from the sidecar. Every local subscription of the topic whose filter matches
+   * gets it (several subscriptions of one topic in one app share Dapr's single delivery); each has
+   * its own ledger entry, so a retry re-runs only those that have not succeeded.
+   */
+  async function deliver(topic: Topic, raw: unknown): Promise<DaprDeliveryStatus> {
+    if (stopped) return "RETRY";
+    const parsed = daprCloudEventSchema.safeParse(raw);
+    if (!parsed.success) {
+      logger.error({ reason: reasonCodes.messageInvalid, topic }, "delivery is not a CloudEvent: dropped");
+      return "DROP";
+    }
+    const event = parsed.data;
+    const properties = propertiesOf(event);
+    const matching = (local.get(topic) ?? []).filter(({ subscription }) =>
+      Object.entries(subscription.filter ?? {}).every(([name, value]) => properties[name] === value),
+    );
+    // Nothing here for it (a replica without that subscription): another consumer may have one.
+    if (matching.length === 0) return "RETRY";
+    const statuses = await Promise.all(
+      matching.map((entry) => deliverTo(entry, { id: event.id, topic, body: event.data, properties })),
+    );
+    if (statuses.includes("RETRY")) return "RETRY";
+    return statuses.every((status) => status === "DROP") ? "DROP" : "SUCCESS";
+  }
+
+  async function deliverTo(
+    entry: LocalSubscription,
+    message: { id: string; topic: Topic; body: unknown; properties: Record<string, string> },
+  ): Promise<DaprDeliveryStatus> {
+    const { subscription, handler } = entry;
+    const key = `delivery|${message.topic}|${subscription.name}|${message.id}`;
+    const begun = await ledger.begin(key);
+    switch (begun.kind) {
+      case "duplicate":
+        return "SUCCESS";
+      case "busy":
+        return "RETRY";
+      case "run":
+        break;
+      default: {
+        const unknown: never = begun;
+        throw new Error(`Unknown ledger outcome ${JSON.stringify(unknown)}`);
+      }
+    }
+    try {
+      await handler({ ...message, deliveryCount: begun.attempt });
+      await ledger.succeeded(key, begun.attempt);
+      return "SUCCESS";
+    } catch (error) {
+      if (error instanceof DeliveryDeferredError) {
+        // Not the message's fault (e.g. shutting down): give the attempt back, and try later.
+        await ledger.failed(key, begun.attempt - 1);
+        return "RETRY";
+      }
+      const safe = toSafeError(error);
+      const poison = error instanceof MatoolkitError && !error.retriable;
+      if (!poison && begun.attempt < MAX_DELIVERY_ATTEMPTS) {
+        logger.warn(
+          {
+            messageId: message.id,
+            subscription: subscription.name,
+            attempt: begun.attempt,
+            reason: safe.reason,
+          },
+          "delivery failed; the broker will redeliver it",
+        );
+        await ledger.failed(key, begun.attempt);
+        return "RETRY";
+      }
+      const reason = `${safe.reason}: ${safe.message}`;
+      await recordDeadLetter(db, {
+        id: message.id,
+        topic: message.topic,
+        subscription: subscription.name,
+        body: message.body,
+        properties: message.properties,
+        deliveryCount: begun.attempt,
+        error: reason,
+      });
+      // Marked handled: further copies (Dapr's redelivery, a broker retry) are acknowledged.
+      await ledger.succeeded(key, begun.attempt);
+      logger.error(
+        {
+          messageId: message.id,
+          subscription: subscription.name,
+          attempts: begun.attempt,
+          reason: safe.reason,
+          error: safe.message,
+        },
+        "message dead-lettered",
+      );
+      return "DROP";
+    }
+  }
+
+  return {
+    publishNow,
+    async publish(message) {
+      const checked = outgoingMessageSchema.parse(message);
+      // Duplicate detection on publish, as Service Bus does on the message id: a relay that
+      // publishes again after a crash is dropped here. Two publishes racing both go out; the
+      // consumers' delivery ledger then runs the handler once.
+      const publishedKey = `published|${checked.topic}|${checked.id}`;
+      if ((await options.state.get(publishedKey)) !== undefined) {
+        logger.debug({ messageId: checked.id, topic: checked.topic }, "duplicate publish dropped");
+        return;
+      }
+      if (checked.deliverAt !== undefined && checked.deliverAt.getTime() > Date.now()) {
+        await options.deliverLater({ ...checked, deliverAt: checked.deliverAt }, publishNow);
+      } else {
+        await publishNow(checked);
+      }
+      await options.state.put(publishedKey, { at: new Date().toISOString() }, options.dedupeWindowSeconds);
+    },
+    async declareSubscription() {
+      // Durable subscriptions belong to the broker and Dapr (see above): nothing to do.
+    },
+    async subscribe(subscription, handler) {
+      if (!isTopic(subscription.topic)) throw new Error(`Unknown topic ${subscription.topic}`);
+      const catchAll = (options.catchAllTopics ?? []).includes(subscription.topic);
+      if (app.listening && !catchAll) {
+        // daprd reads /dapr/subscribe once, when the app port opens: this one would never arrive.
+        throw new Error(
+          `Subscription ${subscription.name} on ${subscription.topic} came after the Dapr app server started; subscribe before Platform.start()`,
+        );
+      }
+      const existing = local.get(subscription.topic) ?? [];
+      local.set(subscription.topic, [...existing, { subscription, handler }]);
+      ensureRoute(subscriptionRoute(subscription.topic, subscription.name), subscription.topic);
+      if (!unmatchedRoutes.has(subscription.topic)) {
+        unmatchedRoutes.add(subscription.topic);
+        app.route(unmatchedRoute(subscription.topic), async () => "SUCCESS");
+      }
+    },
+    deadLetters: (subscription) => readDaprDeadLetters(db, subscription),
+    async stop() {
+      stopped = true;
+      await Promise.allSettled([...inFlight]);
+      await client.stop().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,82 @@
+import type { DaprStateStore } from "./dapr-state-store.ts";
+
+/**
+ * Per (subscription, message) delivery record in the Dapr state store. Dapr passes no delivery
+ * count to the app and most brokers do not deduplicate, so the adapter keeps both itself:
+ * - duplicate detection: a message id handled successfully within the window is acknowledged
+ *   again without running the handler (Service Bus duplicate detection, for every broker);
+ * - attempts: each run increments the count, so the handler sees `deliveryCount` and the adapter
+ *   dead-letters after the limit whatever the broker's own redelivery policy;
+ * - a lease: while one replica runs the handler, a concurrent copy is answered RETRY instead of
+ *   running twice; a replica that died frees the lease when it expires.
+ */
+type LedgerRecord =
+  | { readonly state: "running"; readonly attempts: number; readonly leaseUntil: string }
+  | { readonly state: "failed"; readonly attempts: number }
+  | { readonly state: "done"; readonly attempts: number };
+
+export type BeginOutcome =
+  | { readonly kind: "run"; readonly attempt: number }
+  /** Handled (or dead-lettered) before: acknowledge without running. */
+  | { readonly kind: "duplicate" }
+  /** Another delivery of it is running now: ask the broker to try later. */
+  | { readonly kind: "busy" };
+
+export interface DeliveryLedger {
+  begin(key: string): Promise<BeginOutcome>;
+  succeeded(key: string, attempts: number): Promise<void>;
+  failed(key: string, attempts: number): Promise<void>;
+}
+
+export interface DeliveryLedgerOptions {
+  readonly state: DaprStateStore;
+  /** How long a handled message id is remembered (the dedupe window). */
+  readonly rememberSeconds: number;
+  /** How long a running delivery holds its lease (the broker's lock duration). */
+  readonly leaseSeconds: number;
+}
+
+export function createDeliveryLedger(options: DeliveryLedgerOptions): DeliveryLedger {
+  const { state, rememberSeconds, leaseSeconds } = options;
+  const running = (attempts: number): LedgerRecord => ({
+    state: "running",
+    attempts,
+    leaseUntil: new Date(Date.now() + leaseSeconds * 1000).toISOString(),
+  });
+  return {
+    async begin(key) {
+      for (let round = 0; round < 3; round += 1) {
+        const existing = await state.get<LedgerRecord>(key);
+        if (existing === undefined) {
+          if (await state.create(key, running(1), rememberSeconds)) return { kind: "run", attempt: 1 };
+          continue;
+        }
+        const record = existing.value;
+        switch (record.state) {
+          case "done":
+            return { kind: "duplicate" };
+          case "running":
+            if (Date.parse(record.leaseUntil) > Date.now()) return { kind: "busy" };
+            break;
+          case "failed":
+            break;
+          default: {
+            const unknown: never = record;
+            throw new Error(`Unreadable delivery record: ${JSON.stringify(unknown)}`);
+          }
+        }
+        const attempt = record.attempts + 1;
+        if (await state.replace(key, running(attempt), existing.etag, rememberSeconds)) {
+          return { kind: "run", attempt };
+        }
+      }
+      return { kind: "busy" };
+    },
+    async succeeded(key, attempts) {
+      await state.put(key, { state: "done", attempts } satisfies LedgerRecord, rememberSeconds);
+    },
+    async failed(key, attempts) {
+      await state.put(key, { state: "failed", attempts } satisfies LedgerRecord, rememberSeconds);
+    },
+  };
+}

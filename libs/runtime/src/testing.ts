@@ -1,0 +1,7 @@
+// Test-only entry point (`@matoolkit/runtime/testing`): stand-ins that production code never
+// imports. The Dapr Workflow stand-in loads Dapr's SDK (and its protobuf copy) on import.
+export { startTaskHubSidecarStandIn } from "./dapr/workflow/testing/task-hub-sidecar-stand-in.ts";
+export type {
+  TaskHubSidecarStandIn,
+  TaskHubSidecarStandInOptions,
+} from "./dapr/workflow/testing/task-hub-sidecar-stand-in.ts";
