@@ -6,6 +6,7 @@ import { issueLocalToken } from "@matoolkit/admin-api";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import type { OpenedRuntime, RuntimeProfile } from "./runtime-profiles.ts";
 import { startAll, type RunningSystem } from "./start-all.ts";
+import { eventually } from "./test-support.ts";
 
 /**
  * The automated lifecycle on the whole system, from a csv source: publish, switch automation on,
@@ -66,20 +67,6 @@ export function automatedLifecycleScenarios(profile: RuntimeProfile): void {
       if (type !== undefined) headers["content-type"] = type;
       const response = await fetch(`${system.apiUrl}/api${path}`, { method, headers, body });
       return { status: response.status, body: (await response.json()) as any };
-    }
-
-    async function eventually<T>(
-      read: () => Promise<T>,
-      done: (value: T) => boolean,
-      what: string,
-    ): Promise<T> {
-      const deadline = Date.now() + 90_000;
-      for (;;) {
-        const value = await read();
-        if (done(value)) return value;
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
-        await new Promise((r) => setTimeout(r, 250));
-      }
     }
 
     const membersOf = () =>

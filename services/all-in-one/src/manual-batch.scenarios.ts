@@ -8,6 +8,7 @@ import { orchestratorEventsSubscription } from "@matoolkit/runtime";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import type { OpenedRuntime, RuntimeProfile } from "./runtime-profiles.ts";
 import { startAll, type RunningSystem } from "./start-all.ts";
+import { eventually } from "./test-support.ts";
 
 const repoRoot = resolve(import.meta.dirname, "../../..");
 const example = (name: string) => readFileSync(join(repoRoot, "examples", name), "utf8");
@@ -69,20 +70,6 @@ export function manualBatchScenarios(profile: RuntimeProfile): void {
       if (options.type !== undefined) headers["content-type"] = options.type;
       const response = await fetch(`${system.apiUrl}/api${path}`, { method, headers, body: options.body });
       return { status: response.status, body: (await response.json()) as any };
-    }
-
-    async function eventually<T>(
-      read: () => Promise<T>,
-      done: (value: T) => boolean,
-      what: string,
-    ): Promise<T> {
-      const deadline = Date.now() + 60_000;
-      for (;;) {
-        const value = await read();
-        if (done(value)) return value;
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
-        await new Promise((r) => setTimeout(r, 200));
-      }
     }
 
     const batchStatus = (id: number) => api("GET", `/batches/${id}`, { token: reader }).then((r) => r.body);

@@ -58,7 +58,11 @@ export function createDaprJobsTimers(options: {
       ticks.push(tick);
       app.onJobs(timer.name, async () => {
         // Answer Dapr at once; the tick may run for longer than the trigger's timeout.
-        void tick.run(new Date());
+        void tick
+          .run(new Date())
+          .catch((error: unknown) =>
+            logger.warn({ err: error, timer: timer.name }, "timer could not reach the state store"),
+          );
       });
       // Scheduling waits for the sidecar; the service's start must not (see retryInBackground).
       registrations.push(
