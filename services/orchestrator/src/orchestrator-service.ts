@@ -1,5 +1,6 @@
 import type { Db } from "@matoolkit/db";
 import {
+  InvalidMessageError,
   NonRetriableError,
   reasonCodes,
   isOrchestratorEventType,
@@ -94,10 +95,7 @@ export async function handleOrchestratorEvent(ctx: OrchestratorContext, delivery
   }
   const parsed = orchestratorEventSchemas[type].safeParse(delivery.body);
   if (!parsed.success) {
-    throw new NonRetriableError(
-      reasonCodes.messageInvalid,
-      `Invalid ${type} body: ${describeIssues(parsed.error)}`,
-    );
+    throw new InvalidMessageError(`${type} body`, parsed.error);
   }
   await inTransaction(ctx, (trx, followUps) =>
     route(trx, ctx, { type, body: parsed.data } as OrchestratorEvent, followUps),
@@ -107,10 +105,7 @@ export async function handleOrchestratorEvent(ctx: OrchestratorContext, delivery
 async function handleResultDelivery(ctx: OrchestratorContext, delivery: Delivery): Promise<void> {
   const parsed = workerResultMessageSchema.safeParse(delivery.body);
   if (!parsed.success) {
-    throw new NonRetriableError(
-      reasonCodes.messageInvalid,
-      `Invalid worker result: ${describeIssues(parsed.error)}`,
-    );
+    throw new InvalidMessageError("worker result", parsed.error);
   }
   await inTransaction(ctx, (trx, followUps) =>
     handleWorkerResult(trx, { ...ctx, db: trx }, parsed.data, followUps),
@@ -154,12 +149,4 @@ async function inTransaction(
   const followUps = emptyFollowUps();
   await ctx.db.transaction().execute((trx) => work(trx, followUps));
   await runFollowUps(ctx, followUps);
-}
-
-/** Field paths and what was expected, never the values (a body may hold member data). */
-function describeIssues(error: { issues: ReadonlyArray<{ path: PropertyKey[]; code: string }> }): string {
-  return error.issues
-    .slice(0, 5)
-    .map((issue) => `${issue.path.map(String).join(".") || "(body)"} ${issue.code}`)
-    .join("; ");
 }

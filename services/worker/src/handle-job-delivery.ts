@@ -1,5 +1,5 @@
 import {
-  NonRetriableError,
+  InvalidMessageError,
   reasonCodes,
   routingProperties,
   topics,
@@ -35,12 +35,7 @@ export async function handleJobDelivery(delivery: Delivery, deps: JobDeliveryDep
   const parsed = workerJobMessageSchema.safeParse(delivery.body);
   if (!parsed.success) {
     // Retrying cannot fix a malformed body: the bus dead-letters a non-retriable error at once.
-    // The reason names the fields only, never their values.
-    const issues = parsed.error.issues
-      .slice(0, 5)
-      .map((issue) => `${issue.path.join(".") || "(body)"} ${issue.code}`)
-      .join("; ");
-    throw new NonRetriableError(reasonCodes.messageInvalid, `Invalid worker job: ${issues}`);
+    throw new InvalidMessageError("worker job", parsed.error);
   }
   const job = parsed.data;
   // Parameters and Result carry member PII: only identifiers go into logs.

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { MatoolkitError, NonRetriableError, RetryAfterError } from "./matoolkit-error.ts";
 import { isReasonCode, reasonCodes } from "./reason-codes.ts";
+import { InvalidMessageError } from "./invalid-message-error.ts";
 import { toSafeError } from "./safe-error.ts";
 
 describe("reason codes", () => {
@@ -75,5 +76,18 @@ describe("toSafeError", () => {
     expect(toSafeError("password=hunter2 rejected").message).toBe("password=[redacted] rejected");
     expect(toSafeError({ secret: "x" }).message).toBe("Unexpected error");
     expect(toSafeError(undefined).message).toBe("Unexpected error");
+  });
+});
+
+describe("InvalidMessageError", () => {
+  it("names the failing fields and problems, never the values, and is not retried", () => {
+    const schema = z.object({ BatchId: z.number(), Upn: z.string() });
+    const parsed = schema.safeParse({ BatchId: "jdoe@contoso.com", Upn: 7 });
+    if (parsed.success) throw new Error("expected the body to be invalid");
+    const error = new InvalidMessageError("phase-due body", parsed.error);
+    expect(error.message).toBe("Invalid phase-due body: BatchId invalid_type; Upn invalid_type");
+    expect(error.reason).toBe("message.invalid");
+    expect(error.retriable).toBe(false);
+    expect(error.message).not.toContain("jdoe");
   });
 });
