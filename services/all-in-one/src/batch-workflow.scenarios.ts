@@ -175,6 +175,7 @@ phases:
             .select(["entityId", "toStatus"])
             .where("batchId", "=", batchId)
             .where("entity", "=", "step")
+            .orderBy("id")
             .execute();
           for (const step of steps) {
             const mine = events.filter((e) => e.entityId === step.id).map((e) => e.toStatus);

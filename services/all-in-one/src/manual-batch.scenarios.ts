@@ -202,6 +202,10 @@ export function manualBatchScenarios(profile: RuntimeProfile): void {
             "stepExecutions.errorMessage",
           ])
           .where("stepExecutions.batchId", "=", id)
+          // Runbook order: without it PostgreSQL returns rows in whatever order updates left them.
+          .orderBy("phaseExecutions.sequence")
+          .orderBy("stepExecutions.batchMemberId")
+          .orderBy("stepExecutions.stepIndex")
           .execute();
         const ofFailed = steps.filter((s) => s.batchMemberId === failedMember.id);
         expect(ofFailed.map((s) => [s.stepName, s.status])).toEqual([
@@ -235,6 +239,7 @@ export function manualBatchScenarios(profile: RuntimeProfile): void {
           .select(["fromStatus", "toStatus"])
           .where("entity", "=", "member")
           .where("entityId", "=", failedMember.id)
+          .orderBy("id")
           .execute();
         expect(memberEvents).toEqual([{ fromStatus: "active", toStatus: "failed" }]);
       });
