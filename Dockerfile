@@ -12,6 +12,7 @@ COPY libs/testing/package.json libs/testing/
 COPY libs/commands/package.json libs/commands/
 COPY libs/datasources/package.json libs/datasources/
 COPY libs/dapr-stand-in/package.json libs/dapr-stand-in/
+COPY libs/simulated-tenant/package.json libs/simulated-tenant/
 COPY services/scheduler/package.json services/scheduler/
 COPY services/orchestrator/package.json services/orchestrator/
 COPY services/admin-api/package.json services/admin-api/

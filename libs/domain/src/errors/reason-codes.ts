@@ -20,8 +20,38 @@ export const reasonCodes = {
   graphNotFound: "graph.not_found",
   /** The app identity lacks a Graph permission for the call (HTTP 403). */
   graphForbidden: "graph.forbidden",
+  /** Graph refused the request as invalid (HTTP 400) for a reason with no code of its own. */
+  graphBadRequest: "graph.bad_request",
+  /** Graph reported a conflict with an existing object that the function could not treat as done. */
+  graphConflict: "graph.conflict",
+  /** Graph rejected the worker's token (HTTP 401): wrong tenant, expired or revoked credential. */
+  graphUnauthorized: "graph.unauthorized",
+  /** Graph could not be reached, or answered 5xx; transient. */
+  graphUnavailable: "graph.unavailable",
   /** An Exchange Online cmdlet failed. */
   exchangeError: "exchange.error",
+  /** Exchange Online throttled the request (HTTP 429) and retries ran out. */
+  exchangeThrottled: "exchange.throttled",
+  /** The Exchange object (recipient, mailbox, mail user, group) does not exist. */
+  exchangeNotFound: "exchange.not_found",
+  /** The app identity lacks an Exchange role or Exchange.ManageAsApp (HTTP 403). */
+  exchangeForbidden: "exchange.forbidden",
+  /** Exchange rejected the worker's token (HTTP 401). */
+  exchangeUnauthorized: "exchange.unauthorized",
+  /** A cmdlet refused its parameters (HTTP 400) for a reason with no code of its own. */
+  exchangeBadRequest: "exchange.bad_request",
+  /** Exchange reported a conflict (an address already used by another recipient). */
+  exchangeConflict: "exchange.conflict",
+  /** Exchange Online could not be reached, or answered 5xx; transient. */
+  exchangeUnavailable: "exchange.unavailable",
+  /** The worker has no target tenant configured, so a tenant function cannot run. */
+  tenantNotConfigured: "tenant.not_configured",
+  /** No token could be obtained for the target tenant (certificate, secret or managed identity refused). */
+  tenantAuthFailed: "tenant.auth_failed",
+  /** A Test-* validator found attributes that do not hold the expected values. */
+  checkMismatch: "check.mismatch",
+  /** A Test-* validator found a group membership that is not as expected. */
+  checkMembership: "check.membership",
   /** A step parameter references a template variable that has no value for this member. */
   templateUnresolved: "template.unresolved",
   /** The runbook YAML failed validation. */

@@ -1,3 +1,5 @@
+import type { TenantClients } from "../tenant/tenant-clients.ts";
+
 /**
  * What a worker function is: the TypeScript counterpart of a PowerShell function in the cloud
  * worker's Standard or Custom library. It receives the job's resolved parameters and returns any
@@ -17,6 +19,8 @@ export interface WorkerFunctionContext {
   readonly attempt: number;
   /** Aborted when the job exceeds its timeout or the worker stops; long calls must honour it. */
   readonly signal: AbortSignal;
+  /** The target tenant's Graph and Exchange clients, shared by every job of this worker. */
+  readonly tenant: TenantClients;
 }
 
 export type WorkerFunction = (
@@ -25,7 +29,7 @@ export type WorkerFunction = (
 ) => Promise<unknown>;
 
 /**
- * A named group of functions (diagnostics today; the Graph and Exchange standard library and
- * custom functions later), merged into one registry at start-up.
+ * A named group of functions (diagnostics, the Entra and Exchange standard library, custom
+ * modules), merged into one registry at start-up.
  */
 export type FunctionModule = Readonly<Record<string, WorkerFunction>>;

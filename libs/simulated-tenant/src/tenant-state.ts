@@ -1,0 +1,99 @@
+import { randomUUID } from "node:crypto";
+import type { DirectoryGroup, DirectoryUser, ExchangeRecipient, Invitation, TenantChange } from "./model.ts";
+import { ReplicatedCollection } from "./replicated-collection.ts";
+
+export interface TenantStateOptions {
+  readonly tenantId: string;
+  /** Verified domains; the first is the default (`contoso.onmicrosoft.com`-like) domain. */
+  readonly domains: readonly string[];
+  readonly replicationDelayMs: number;
+  readonly now: () => number;
+}
+
+/**
+ * Everything a simulated tenant knows. Graph routes work on users, groups and invitations,
+ * Exchange routes on recipients; both record their writes in `changes`. Keys: users, groups and
+ * invitations by `id`, recipients by `Guid`. Lookups by UPN or address are case-insensitive, as
+ * in the real services.
+ */
+export class TenantState {
+  readonly tenantId: string;
+  readonly domains: readonly string[];
+  readonly users: ReplicatedCollection<DirectoryUser>;
+  readonly groups: ReplicatedCollection<DirectoryGroup>;
+  readonly invitations: ReplicatedCollection<Invitation>;
+  readonly recipients: ReplicatedCollection<ExchangeRecipient>;
+  readonly now: () => number;
+  /** Changeable at run time (PUT /_simulator/settings). */
+  replicationDelayMs: number;
+  readonly #changes: TenantChange[] = [];
+
+  constructor(options: TenantStateOptions) {
+    this.tenantId = options.tenantId;
+    this.domains = options.domains;
+    this.replicationDelayMs = options.replicationDelayMs;
+    this.now = options.now;
+    const common = { delayMs: () => this.replicationDelayMs, now: options.now };
+    this.users = new ReplicatedCollection({ keyOf: (user) => user.id, ...common });
+    this.groups = new ReplicatedCollection({ keyOf: (group) => group.id, ...common });
+    this.invitations = new ReplicatedCollection({ keyOf: (invitation) => invitation.id, ...common });
+    this.recipients = new ReplicatedCollection({ keyOf: (recipient) => recipient.Guid, ...common });
+  }
+
+  newId(): string {
+    return randomUUID();
+  }
+
+  isoNow(): string {
+    return new Date(this.now()).toISOString();
+  }
+
+  recordChange(change: Omit<TenantChange, "sequence" | "at">): void {
+    this.#changes.push({ sequence: this.#changes.length + 1, at: this.isoNow(), ...change });
+  }
+
+  changes(): readonly TenantChange[] {
+    return [...this.#changes];
+  }
+
+  /** Empties every collection and the change log (before a re-seed). */
+  clear(): void {
+    this.users.clear();
+    this.groups.clear();
+    this.invitations.clear();
+    this.recipients.clear();
+    this.#changes.length = 0;
+  }
+
+  /** A user by id or UPN (Graph accepts both in `/users/{id | userPrincipalName}`). */
+  findUser(idOrUpn: string, view: "replica" | "primary" = "replica"): DirectoryUser | undefined {
+    const byId = this.users.get(idOrUpn, view);
+    if (byId !== undefined) return byId;
+    const upn = idOrUpn.toLowerCase();
+    return this.users.find((user) => user.userPrincipalName.toLowerCase() === upn, view);
+  }
+
+  /**
+   * A recipient as Exchange resolves `-Identity`: Guid, ExternalDirectoryObjectId, Identity, Name,
+   * Alias, or any of its SMTP addresses.
+   */
+  findRecipient(identity: string, view: "replica" | "primary" = "replica"): ExchangeRecipient | undefined {
+    const wanted = identity.toLowerCase();
+    return this.recipients.find((recipient) => {
+      if (
+        [
+          recipient.Guid,
+          recipient.ExternalDirectoryObjectId,
+          recipient.Identity,
+          recipient.Name,
+          recipient.Alias,
+        ]
+          .filter((value): value is string => value !== null)
+          .some((value) => value.toLowerCase() === wanted)
+      ) {
+        return true;
+      }
+      return recipient.EmailAddresses.some((address) => address.toLowerCase() === `smtp:${wanted}`);
+    }, view);
+  }
+}
