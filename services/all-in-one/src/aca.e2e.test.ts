@@ -1,6 +1,7 @@
 import { automatedLifecycleScenarios } from "./automated-lifecycle.scenarios.ts";
 import { batchWorkflowScenarios } from "./batch-workflow.scenarios.ts";
 import { manualBatchScenarios } from "./manual-batch.scenarios.ts";
+import { standardLibraryScenarios } from "./standard-library.scenarios.ts";
 import { daprProfile } from "./runtime-profiles.ts";
 
 /**
@@ -14,3 +15,4 @@ const profile = daprProfile("aca", { MATOOLKIT_RUNTIME: "aca" });
 manualBatchScenarios(profile);
 batchWorkflowScenarios(profile);
 automatedLifecycleScenarios(profile);
+standardLibraryScenarios(profile);

@@ -2,6 +2,7 @@ import { startTaskHubSidecarStandIn } from "@matoolkit/runtime/testing";
 import { automatedLifecycleScenarios } from "./automated-lifecycle.scenarios.ts";
 import { batchWorkflowScenarios } from "./batch-workflow.scenarios.ts";
 import { manualBatchScenarios } from "./manual-batch.scenarios.ts";
+import { standardLibraryScenarios } from "./standard-library.scenarios.ts";
 import { daprProfile } from "./runtime-profiles.ts";
 
 /**
@@ -14,3 +15,4 @@ const profile = daprProfile("dapr", { MATOOLKIT_RUNTIME: "dapr" }, () => startTa
 manualBatchScenarios(profile);
 batchWorkflowScenarios(profile);
 automatedLifecycleScenarios(profile);
+standardLibraryScenarios(profile);

@@ -12,6 +12,7 @@ await runUntilSignalled("matoolkit", async () => {
       "",
       `  matoolkit admin API listening on ${system.apiUrl}/api`,
       `  database: ${databaseKind === "embedded" ? "embedded PostgreSQL (.matoolkit/postgres)" : "DATABASE_URL"}`,
+      `  worker target: ${system.tenantDescription}`,
       "  get a token:  TOKEN=$(npm run -s token -- --role Admin)",
       `  try:          curl -H "Authorization: Bearer $TOKEN" ${system.apiUrl}/api/runbooks`,
       "",

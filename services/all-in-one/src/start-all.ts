@@ -9,8 +9,8 @@ import { orchestratorConfigFromEnv, startOrchestratorService } from "@matoolkit/
 import { bootPlatform, platformConfigFromEnv, type Platform } from "@matoolkit/platform";
 import { nudgeBatchWorkflows, schedulerConfigFromEnv, startSchedulerService } from "@matoolkit/scheduler";
 import {
-  createDiagnosticFunctions,
-  createFunctionRegistry,
+  buildWorkerRuntime,
+  tenantConfigFromEnv,
   startWorkerService,
   workerConfigFromEnv,
 } from "@matoolkit/worker";
@@ -18,6 +18,8 @@ import {
 export interface RunningSystem {
   readonly platform: Platform;
   readonly apiUrl: string;
+  /** The worker's target tenant, safe to show (e.g. the simulated tenant's URL). */
+  readonly tenantDescription: string;
   stop(): Promise<void>;
 }
 
@@ -33,10 +35,19 @@ export async function startAll(env: Record<string, string | undefined>): Promise
   const apiConfig = adminApiConfigFromEnv(env);
   const schedulerConfig = schedulerConfigFromEnv(env);
   const workerConfig = workerConfigFromEnv(env);
+  tenantConfigFromEnv(env);
   const orchestratorConfig = orchestratorConfigFromEnv(env);
 
   const platform = await bootPlatform(platformConfig, "matoolkit");
   const { db, bus, timers, idempotency, logger } = platform;
+  let workerRuntime: Awaited<ReturnType<typeof buildWorkerRuntime>>;
+  try {
+    // Custom functions and the tenant (an in-process simulated one with MATOOLKIT_TENANT=simulated).
+    workerRuntime = await buildWorkerRuntime(env, logger);
+  } catch (error) {
+    await platform.stop();
+    throw error;
+  }
   const orchestrator = await startOrchestratorService({
     db,
     bus,
@@ -55,7 +66,9 @@ export async function startAll(env: Record<string, string | undefined>): Promise
     workerId: workerConfig.workerId,
     concurrency: workerConfig.concurrency,
     jobTimeoutMs: workerConfig.jobTimeoutSeconds * 1000,
-    registry: createFunctionRegistry(createDiagnosticFunctions()),
+    registry: workerRuntime.registry,
+    tenant: workerRuntime.tenant,
+    // No idle exit here: the other services of this process are not idle when the worker is.
   });
   // One client for the scheduler's ticks and the API's query preview; runbooks name env vars.
   const dataSources = createDataSourceClient({ env, baseDir: process.cwd() });
@@ -80,9 +93,11 @@ export async function startAll(env: Record<string, string | undefined>): Promise
   return {
     platform,
     apiUrl: api.url,
+    tenantDescription: workerRuntime.tenantDescription,
     stop: async () => {
       await api.close();
       await worker.stop();
+      await workerRuntime.close();
       await orchestrator.stop();
       await platform.stop();
     },

@@ -3,6 +3,7 @@ import type { WorkerError, WorkerJobMessage, WorkerResultMessage } from "@matool
 import type { FunctionRegistry } from "./functions/function-registry.ts";
 import { defaultThrottleRetryPolicy, invokeWithThrottleRetry } from "./throttle-retry.ts";
 import type { AttemptOutcome, ThrottleRetryPolicy } from "./throttle-retry.ts";
+import { unconfiguredTenantClients, type TenantClients } from "./tenant/tenant-clients.ts";
 import { toWireResult, type WireResult } from "./wire-result.ts";
 import { workerErrorFrom } from "./worker-error.ts";
 
@@ -11,6 +12,8 @@ export interface ExecuteJobOptions {
   readonly timeoutMs: number;
   readonly now?: () => Date;
   readonly throttleRetry?: ThrottleRetryPolicy;
+  /** The target tenant's clients; without them tenant functions fail with `tenant.not_configured`. */
+  readonly tenant?: TenantClients;
 }
 
 /**
@@ -80,6 +83,7 @@ async function runFunction(
         batchId: job.BatchId,
         attempt,
         signal: controller.signal,
+        tenant: options.tenant ?? noTenant,
       });
     };
     const policy = options.throttleRetry ?? defaultThrottleRetryPolicy;
@@ -88,6 +92,8 @@ async function runFunction(
     clearTimeout(timer);
   }
 }
+
+const noTenant = unconfiguredTenantClients("set MATOOLKIT_TENANT (see README, Worker and tenant)");
 
 function describe(outcome: AttemptOutcome<unknown>): WireResult & { readonly Error: WorkerError | null } {
   if (outcome.ok) {

@@ -1,14 +1,24 @@
 // Entry point: one worker pool (WorkerId) alone. It needs the bus and the idempotency store, not SQL
 // tables of its own; in embedded mode both live in PostgreSQL.
 import { bootPlatform, platformConfigFromEnv, runUntilSignalled } from "@matoolkit/platform";
-import { createDiagnosticFunctions } from "./functions/diagnostics.ts";
-import { createFunctionRegistry } from "./functions/function-registry.ts";
-import { workerConfigFromEnv } from "./worker-config.ts";
 import { startWorkerService } from "./worker-service.ts";
+import { buildWorkerRuntime } from "./worker-runtime.ts";
+import { tenantConfigFromEnv } from "./tenant/tenant-config.ts";
+import { workerConfigFromEnv } from "./worker-config.ts";
 
-await runUntilSignalled("worker", async () => {
-  const config = workerConfigFromEnv(process.env);
-  const platform = await bootPlatform(platformConfigFromEnv(process.env), `worker-${config.workerId}`);
+await runUntilSignalled("worker", async ({ requestShutdown }) => {
+  // Configuration first: a bad variable fails before any database or tenant is touched.
+  const { workerId } = workerConfigFromEnv(process.env);
+  tenantConfigFromEnv(process.env);
+  const platform = await bootPlatform(platformConfigFromEnv(process.env), `worker-${workerId}`);
+  let runtime: Awaited<ReturnType<typeof buildWorkerRuntime>>;
+  try {
+    runtime = await buildWorkerRuntime(process.env, platform.logger);
+  } catch (error) {
+    await platform.stop();
+    throw error;
+  }
+  const { config } = runtime;
   const worker = await startWorkerService({
     bus: platform.bus,
     idempotency: platform.idempotency,
@@ -16,11 +26,16 @@ await runUntilSignalled("worker", async () => {
     workerId: config.workerId,
     concurrency: config.concurrency,
     jobTimeoutMs: config.jobTimeoutSeconds * 1000,
-    registry: createFunctionRegistry(createDiagnosticFunctions()),
+    registry: runtime.registry,
+    tenant: runtime.tenant,
+    idleExitMs: runtime.idleExitMs,
+    // 000 "Scale-to-Zero": the same graceful shutdown as SIGTERM, exit code 0.
+    onIdle: () => requestShutdown(`idle for ${config.idleExitSeconds}s`),
   });
   await platform.start();
   return async () => {
     await worker.stop();
+    await runtime.close();
     await platform.stop();
   };
 });

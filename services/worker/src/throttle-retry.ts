@@ -5,6 +5,8 @@ import { abortableDelay } from "./abortable-delay.ts";
  * 000 "Throttle Handling": the worker retries throttled calls itself, with exponential back-off
  * and jitter, honouring Retry-After, and reports throttling as a failure only once its retries
  * are exhausted. Doing it here, around every function, spares each function its own loop.
+ * Transient outages (`*.unavailable`: network errors, HTTP 5xx) get the same in-process retries:
+ * they usually pass within seconds, and a failed step would cost an orchestrator retry.
  */
 export interface ThrottleRetryPolicy {
   /** Invocations in total, the first included; 1 disables retrying. */
@@ -28,6 +30,18 @@ export function isThrottlingError(error: unknown): error is MatoolkitError {
   return error instanceof MatoolkitError && error.reason.endsWith(".throttled");
 }
 
+/**
+ * Retried inside the worker: throttling, or a service that could not be reached or answered 5xx
+ * (a reason code ending in `.unavailable`). Only throttling is reported as `IsThrottled`.
+ */
+export function isTransientError(error: unknown): error is MatoolkitError {
+  return (
+    error instanceof MatoolkitError &&
+    error.retriable &&
+    (error.reason.endsWith(".throttled") || error.reason.endsWith(".unavailable"))
+  );
+}
+
 /** Never throws: the outcome says how many invocations were made, reported as Error.Attempts. */
 export async function invokeWithThrottleRetry<T>(
   invoke: (attempt: number) => Promise<T>,
@@ -39,7 +53,7 @@ export async function invokeWithThrottleRetry<T>(
     try {
       return { ok: true, value: await invoke(attempt), attempts: attempt };
     } catch (error) {
-      if (!isThrottlingError(error) || attempt >= policy.maxAttempts || signal.aborted) {
+      if (!isTransientError(error) || attempt >= policy.maxAttempts || signal.aborted) {
         return { ok: false, error, attempts: attempt };
       }
       try {

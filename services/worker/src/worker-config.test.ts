@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { workerConfigFromEnv } from "./worker-config.ts";
 
@@ -27,4 +30,34 @@ describe("workerConfigFromEnv", () => {
   ])("fails naming %s when it is %j", (variable, value) => {
     expect(() => workerConfigFromEnv({ [variable]: value })).toThrow(variable);
   });
+
+  it("reads the custom functions directory and the idle exit, both unset by default", () => {
+    expect(workerConfigFromEnv({})).not.toHaveProperty("idleExitSeconds", expect.anything());
+    const dir = mkdtempSync(join(tmpdir(), "matoolkit-functions-dir-"));
+    try {
+      expect(
+        workerConfigFromEnv({ MATOOLKIT_FUNCTIONS_DIR: dir, MATOOLKIT_WORKER_IDLE_EXIT_SECONDS: "300" }),
+      ).toMatchObject({ functionsDir: dir, idleExitSeconds: 300 });
+
+      const file = join(dir, "Get-Thing.ts");
+      writeFileSync(file, "export default {};");
+      expect(() => workerConfigFromEnv({ MATOOLKIT_FUNCTIONS_DIR: file })).toThrow(
+        `MATOOLKIT_FUNCTIONS_DIR: ${file} is not a directory`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(() => workerConfigFromEnv({ MATOOLKIT_FUNCTIONS_DIR: "/nonexistent/CustomFunctions" })).toThrow(
+      "MATOOLKIT_FUNCTIONS_DIR: /nonexistent/CustomFunctions does not exist",
+    );
+  });
+
+  it.each(["0", "-5", "soon", "1.5"])(
+    "fails naming MATOOLKIT_WORKER_IDLE_EXIT_SECONDS when it is %j",
+    (value) => {
+      expect(() => workerConfigFromEnv({ MATOOLKIT_WORKER_IDLE_EXIT_SECONDS: value })).toThrow(
+        "MATOOLKIT_WORKER_IDLE_EXIT_SECONDS",
+      );
+    },
+  );
 });

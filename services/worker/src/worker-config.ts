@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { z } from "zod";
 
 /**
@@ -14,6 +15,10 @@ export const workerConfigSchema = z.object({
     .default("worker-01"),
   concurrency: z.coerce.number().int().min(1).max(256).default(4),
   jobTimeoutSeconds: z.coerce.number().int().min(1).default(3600),
+  /** Custom functions directory (000 `CustomFunctions/`); unset: none. Checked by workerConfigFromEnv. */
+  functionsDir: z.string().min(1).optional(),
+  /** 000 "Scale-to-Zero" (300 there): exit after this long with no delivery and no running job; unset: never. */
+  idleExitSeconds: z.coerce.number().int().min(1).max(86_400).optional(),
 });
 export type WorkerConfig = z.infer<typeof workerConfigSchema>;
 
@@ -21,6 +26,8 @@ export const workerEnvVariables = {
   workerId: "MATOOLKIT_WORKER_ID",
   concurrency: "MATOOLKIT_WORKER_CONCURRENCY",
   jobTimeoutSeconds: "MATOOLKIT_WORKER_JOB_TIMEOUT_SECONDS",
+  functionsDir: "MATOOLKIT_FUNCTIONS_DIR",
+  idleExitSeconds: "MATOOLKIT_WORKER_IDLE_EXIT_SECONDS",
 } as const satisfies Record<keyof WorkerConfig, string>;
 
 /**
@@ -34,10 +41,26 @@ export function workerConfigFromEnv(env: Readonly<Record<string, string | undefi
     input[field] = value === "" ? undefined : value;
   }
   const parsed = workerConfigSchema.safeParse(input);
-  if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues.map((issue) => {
-    const field = String(issue.path[0]) as keyof WorkerConfig;
-    return `${workerEnvVariables[field] ?? field}: ${issue.message}`;
-  });
+  const problems = parsed.success
+    ? []
+    : parsed.error.issues.map((issue) => {
+        const field = String(issue.path[0]) as keyof WorkerConfig;
+        return `${workerEnvVariables[field] ?? field}: ${issue.message}`;
+      });
+  const functionsDir = parsed.data?.functionsDir;
+  if (functionsDir !== undefined) {
+    const problem = directoryProblem(functionsDir);
+    if (problem !== undefined) problems.push(`${workerEnvVariables.functionsDir}: ${problem}`);
+  }
+  if (parsed.success && problems.length === 0) return parsed.data;
   throw new Error(`Invalid worker configuration: ${problems.join("; ")}`);
+}
+
+function directoryProblem(path: string): string | undefined {
+  try {
+    return statSync(path).isDirectory() ? undefined : `${path} is not a directory`;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === "ENOENT" ? `${path} does not exist` : `${path} cannot be read (${code ?? "error"})`;
+  }
 }

@@ -15,14 +15,19 @@ export interface RealTenantFixture {
  * Refuses to run without them: a contract run that silently tested nothing would be worse than
  * none.
  */
-export async function startRealTenantFixture(env: Readonly<Record<string, string | undefined>>): Promise<RealTenantFixture> {
+export async function startRealTenantFixture(
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<RealTenantFixture> {
   const config = tenantConfigFromEnv(env);
   if (config.mode !== "entra") {
     throw new Error("npm run test:tenant needs MATOOLKIT_TENANT=entra and its credentials (see README)");
   }
   const domain = env.MATOOLKIT_TEST_DOMAIN?.trim();
-  if (!domain) throw new Error("npm run test:tenant needs MATOOLKIT_TEST_DOMAIN: a verified domain of the tenant");
-  const built = await createTenantClients(config, { logger: createLogger({ level: "warn", name: "test-tenant" }) });
+  if (!domain)
+    throw new Error("npm run test:tenant needs MATOOLKIT_TEST_DOMAIN: a verified domain of the tenant");
+  const built = await createTenantClients(config, {
+    logger: createLogger({ level: "warn", name: "test-tenant" }),
+  });
   // A real tenant replicates in seconds, not milliseconds.
   const base = createFixtureBase({ tenant: built.clients, domain, pollMs: 2_000, timeoutMs: 90_000 });
   return {

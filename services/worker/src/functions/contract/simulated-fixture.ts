@@ -1,4 +1,8 @@
-import { startSimulatedTenant, type SimulatedTenant, type SimulatedTenantOptions } from "@matoolkit/simulated-tenant";
+import {
+  startSimulatedTenant,
+  type SimulatedTenant,
+  type SimulatedTenantOptions,
+} from "@matoolkit/simulated-tenant";
 import type { TokenCredential } from "@azure/identity";
 import { createInvokeCommandExchangeClient } from "../../tenant/invoke-command-exchange-client.ts";
 import { createMsGraphClient } from "../../tenant/msgraph-graph-client.ts";
@@ -29,7 +33,12 @@ export async function startSimulatedFixture(options: SimulatedTenantOptions = {}
       baseUrl: simulator.url,
     }),
   };
-  const base = createFixtureBase({ tenant, domain: simulator.state.domains[0]!, pollMs: 20, timeoutMs: 5_000 });
+  const base = createFixtureBase({
+    tenant,
+    domain: simulator.state.domains[0]!,
+    pollMs: 20,
+    timeoutMs: 5_000,
+  });
   return {
     fixture: base.fixture,
     simulator,

@@ -1,0 +1,155 @@
+import type { ExchangeRecipient } from "../model.ts";
+import type { TenantState } from "../tenant-state.ts";
+import { invalidValue, proxyAddressExists } from "./cmdlet-error.ts";
+import type { MultiValue } from "./parameter-binding.ts";
+import {
+  bareSmtp,
+  formatProxyAddress,
+  isPrimarySmtp,
+  isSmtp,
+  looksLikeSmtp,
+  parseProxyAddress,
+  proxyKey,
+  sameProxyAddress,
+} from "./proxy-addresses.ts";
+
+/** The recipient properties Set-Mailbox / Set-MailUser can change here. */
+export interface RecipientChanges {
+  readonly EmailAddresses?: MultiValue;
+  readonly PrimarySmtpAddress?: string;
+  readonly WindowsEmailAddress?: string;
+  readonly ExternalEmailAddress?: string;
+  readonly ExchangeGuid?: string;
+  readonly ArchiveGuid?: string;
+  readonly EmailAddressPolicyEnabled?: boolean;
+  readonly DisplayName?: string;
+}
+
+/**
+ * Applies a Set-* to a copy of the recipient, with Exchange's rules: the primary address can only
+ * change with the email address policy off (PrimarySmtpAddress is refused, WindowsEmailAddress
+ * silently has no effect, as documented); the old primary stays as a secondary; an address
+ * already on this recipient is not added twice; an address owned by another recipient (primary
+ * view: uniqueness never waits for replication) is a ProxyAddressExistsException. Returns the
+ * names of the properties that really changed (none: the cmdlet warns instead of writing).
+ */
+export function applyRecipientChanges(
+  state: TenantState,
+  current: ExchangeRecipient,
+  changes: RecipientChanges,
+): { readonly updated: ExchangeRecipient; readonly changed: readonly string[] } {
+  const next = structuredClone(current);
+  if (changes.EmailAddressPolicyEnabled !== undefined)
+    next.EmailAddressPolicyEnabled = changes.EmailAddressPolicyEnabled;
+  if (changes.DisplayName !== undefined) next.DisplayName = changes.DisplayName;
+  if (changes.EmailAddresses !== undefined) editAddresses(next, changes.EmailAddresses);
+  if (changes.PrimarySmtpAddress !== undefined) {
+    const address = validSmtp(changes.PrimarySmtpAddress);
+    const changing = address.toLowerCase() !== next.PrimarySmtpAddress.toLowerCase();
+    if (changing && next.EmailAddressPolicyEnabled) {
+      throw invalidValue(
+        "The primary SMTP address can't be changed while EmailAddressPolicyEnabled is $true. Set EmailAddressPolicyEnabled to $false in the same command.",
+      );
+    }
+    if (changing) setPrimary(next, address);
+  }
+  // Documented: WindowsEmailAddress has no effect on a recipient still under an address policy.
+  if (changes.WindowsEmailAddress !== undefined && !next.EmailAddressPolicyEnabled) {
+    const address = validSmtp(changes.WindowsEmailAddress);
+    if (address.toLowerCase() !== next.PrimarySmtpAddress.toLowerCase()) setPrimary(next, address);
+  }
+  if (changes.ExternalEmailAddress !== undefined) {
+    const external = parseProxyAddress(changes.ExternalEmailAddress);
+    next.ExternalEmailAddress = formatProxyAddress({
+      prefix: external.prefix.toLowerCase() === "smtp" ? "SMTP" : external.prefix,
+      address: external.address,
+    });
+  }
+  if (changes.ExchangeGuid !== undefined) next.ExchangeGuid = changes.ExchangeGuid;
+  if (changes.ArchiveGuid !== undefined) next.ArchiveGuid = changes.ArchiveGuid;
+
+  assertUniqueAddresses(state, current, next);
+  const changed = (Object.keys(next) as (keyof ExchangeRecipient)[]).filter(
+    (key) => JSON.stringify(next[key]) !== JSON.stringify(current[key]),
+  );
+  return { updated: next, changed };
+}
+
+function validSmtp(value: string): string {
+  const address = bareSmtp(value);
+  if (!looksLikeSmtp(address)) throw invalidValue("The primary SMTP address is not a valid SMTP address.");
+  return address;
+}
+
+function editAddresses(recipient: ExchangeRecipient, value: MultiValue): void {
+  if (value.mode === "replace") {
+    const primaries = value.values.filter(isPrimarySmtp);
+    if (primaries.length !== 1)
+      throw invalidValue("EmailAddresses must contain exactly one primary (SMTP:) address.");
+    recipient.EmailAddresses = dedupe(value.values.map(normalised));
+    recipient.PrimarySmtpAddress = bareSmtp(primaries[0]!);
+    recipient.WindowsEmailAddress = recipient.PrimarySmtpAddress;
+    return;
+  }
+  for (const address of value.remove) {
+    if (sameProxyAddress(address, `SMTP:${recipient.PrimarySmtpAddress}`)) {
+      throw invalidValue("The primary SMTP address can't be removed; set another primary first.");
+    }
+    recipient.EmailAddresses = recipient.EmailAddresses.filter(
+      (existing) => !sameProxyAddress(existing, address),
+    );
+  }
+  for (const address of value.add) {
+    const formatted = normalised(address);
+    if (isPrimarySmtp(formatted)) {
+      setPrimary(recipient, bareSmtp(formatted));
+    } else if (!recipient.EmailAddresses.some((existing) => sameProxyAddress(existing, formatted))) {
+      recipient.EmailAddresses.push(formatted);
+    }
+  }
+}
+
+/** The new primary becomes `SMTP:`, the old one stays as a secondary `smtp:` (Exchange's behaviour). */
+function setPrimary(recipient: ExchangeRecipient, address: string): void {
+  const others = recipient.EmailAddresses.filter(
+    (existing) => !sameProxyAddress(existing, `smtp:${address}`),
+  ).map((existing) => (isPrimarySmtp(existing) ? `smtp:${bareSmtp(existing)}` : existing));
+  recipient.EmailAddresses = [`SMTP:${address}`, ...others];
+  recipient.PrimarySmtpAddress = address;
+  recipient.WindowsEmailAddress = address;
+}
+
+function normalised(address: string): string {
+  const parsed = parseProxyAddress(address);
+  if (isSmtp(address) && !looksLikeSmtp(parsed.address))
+    throw invalidValue("An SMTP proxy address is not valid.");
+  return formatProxyAddress(parsed);
+}
+
+function dedupe(addresses: readonly string[]): string[] {
+  const seen = new Set<string>();
+  return addresses.filter((address) => {
+    const key = proxyKey(address);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** Every address the recipient gains must be free in the whole organisation (primary view). */
+export function assertUniqueAddresses(
+  state: TenantState,
+  current: ExchangeRecipient | undefined,
+  next: ExchangeRecipient,
+): void {
+  const had = new Set((current?.EmailAddresses ?? []).map(proxyKey));
+  const gained = next.EmailAddresses.filter((address) => !had.has(proxyKey(address)));
+  if (gained.length === 0) return;
+  for (const other of state.recipients.list("primary")) {
+    if (other.Guid === next.Guid) continue;
+    const owned = new Set(other.EmailAddresses.map(proxyKey));
+    if (other.LegacyExchangeDN !== "") owned.add(proxyKey(`X500:${other.LegacyExchangeDN}`));
+    const clash = gained.find((address) => owned.has(proxyKey(address)));
+    if (clash !== undefined) throw proxyAddressExists(clash, other.Name);
+  }
+}

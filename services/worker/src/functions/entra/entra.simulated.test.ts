@@ -1,0 +1,248 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MatoolkitError, reasonCodes } from "@matoolkit/domain";
+import type { GraphClient } from "../../tenant/graph-client.ts";
+import { invokeWithThrottleRetry } from "../../throttle-retry.ts";
+import { startSimulatedFixture, type SimulatedFixture } from "../contract/simulated-fixture.ts";
+import type { TenantFixture } from "../contract/tenant-fixture.ts";
+import type { FunctionModule } from "../worker-function.ts";
+import { addMember, createGroup, createGuest, createUser } from "./entra-contract-objects.ts";
+import { entraContract } from "./entra.contract.ts";
+import { createEntraFunctions } from "./index.ts";
+
+describe("Entra functions on the simulated tenant (contract)", () => {
+  let simulated: SimulatedFixture;
+  beforeAll(async () => {
+    simulated = await startSimulatedFixture();
+  });
+  afterAll(async () => {
+    await simulated.close();
+  });
+  entraContract(() => simulated.fixture, { replicationGraceMs: 300 });
+});
+
+describe("Entra functions under throttling (the worker's retry loop)", () => {
+  let simulated: SimulatedFixture;
+  let fixture: TenantFixture;
+  const functions: FunctionModule = createEntraFunctions({ replicationGraceMs: 300 });
+  beforeAll(async () => {
+    simulated = await startSimulatedFixture();
+    fixture = simulated.fixture;
+  });
+  afterAll(async () => {
+    await simulated.close();
+  });
+
+  /** Two 429s with Retry-After: 0, then the function's calls go through on the third attempt. */
+  async function throttledTwice(name: string, params: Record<string, unknown>): Promise<unknown> {
+    simulated.simulator.faults.arm({ api: "graph", count: 2, retryAfterSeconds: 0 });
+    const outcome = await invokeWithThrottleRetry(
+      (attempt) => functions[name]!(params, fixture.context({ attempt })),
+      { maxAttempts: 5, baseDelayMs: 1, maxDelayMs: 5 },
+      new AbortController().signal,
+    );
+    expect(outcome).toMatchObject({ ok: true, attempts: 3 });
+    return outcome.ok ? outcome.value : undefined;
+  }
+
+  it("New-EntraUser", async () => {
+    const upn = `${fixture.uniqueName("throttled")}@${fixture.domain}`;
+    const result = await throttledTwice("New-EntraUser", { UserPrincipalName: upn, DisplayName: "T" });
+    expect(result).toMatchObject({ data: { Created: true } });
+    expect(
+      simulated.simulator.state.users.list("primary").filter((u) => u.userPrincipalName === upn),
+    ).toHaveLength(1);
+  });
+
+  it("Set-EntraUserUPN", async () => {
+    const user = await createUser(fixture);
+    const newUpn = `${fixture.uniqueName("t")}@${fixture.domain}`;
+    expect(await throttledTwice("Set-EntraUserUPN", { UserId: user.id, NewUserPrincipalName: newUpn })).toBe(
+      true,
+    );
+    expect(simulated.simulator.state.users.get(user.id)!.userPrincipalName).toBe(newUpn);
+  });
+
+  it("Add-EntraGroupMember and Remove-EntraGroupMember", async () => {
+    const [groupId, user] = [await createGroup(fixture), await createUser(fixture)];
+    expect(await throttledTwice("Add-EntraGroupMember", { GroupId: groupId, UserId: user.id })).toBe(true);
+    expect(simulated.simulator.state.groups.get(groupId)!.members).toEqual([user.id]);
+    expect(await throttledTwice("Remove-EntraGroupMember", { GroupId: groupId, UserId: user.id })).toBe(true);
+    expect(simulated.simulator.state.groups.get(groupId)!.members).toEqual([]);
+  });
+
+  it("New-EntraB2BInvitation", async () => {
+    const user = await createUser(fixture);
+    const params = { UserId: user.id, InvitedUserEmailAddress: "t@example.com" };
+    expect(await throttledTwice("New-EntraB2BInvitation", params)).toBe(true);
+    expect(
+      simulated.simulator.state.invitations.list().filter((i) => i.invitedUserId === user.id),
+    ).toHaveLength(1);
+  });
+
+  it("Convert-EntraB2BToInternal", async () => {
+    const guest = await createGuest(fixture);
+    const upn = `${fixture.uniqueName("conv")}@${fixture.domain}`;
+    expect(
+      await throttledTwice("Convert-EntraB2BToInternal", { UserId: guest.id, UserPrincipalName: upn }),
+    ).toBe(true);
+    expect(simulated.simulator.state.users.get(guest.id)).toMatchObject({
+      userPrincipalName: upn,
+      externalUserState: null,
+    });
+  });
+
+  it("Test-EntraAttributeMatch and Test-EntraGroupMembership", async () => {
+    const [groupId, user] = [await createGroup(fixture), await createUser(fixture, { department: "Ops" })];
+    await addMember(fixture, groupId, user.id);
+    const attributes = { UserId: user.id, Attributes: { department: "ops" } };
+    expect(await throttledTwice("Test-EntraAttributeMatch", attributes)).toEqual({
+      complete: true,
+      data: { Match: true, Mismatches: [] },
+    });
+    expect(await throttledTwice("Test-EntraGroupMembership", { GroupId: groupId, UserId: user.id })).toEqual({
+      complete: true,
+      data: { IsMember: true, Match: true },
+    });
+  });
+});
+
+describe.concurrent("Entra functions under replication delay (reads lag writes by 200 ms)", () => {
+  let simulated: SimulatedFixture;
+  let fixture: TenantFixture;
+  const functions: FunctionModule = createEntraFunctions({ replicationGraceMs: 3_000 });
+  const run = (name: string, params: Record<string, unknown>) => functions[name]!(params, fixture.context());
+  beforeAll(async () => {
+    simulated = await startSimulatedFixture({ replicationDelayMs: 200 });
+    fixture = simulated.fixture;
+  });
+  afterAll(async () => {
+    await simulated.close();
+  });
+  const state = () => simulated.simulator.state;
+
+  it("New-EntraUser run twice back to back creates one user", async () => {
+    const upn = `${fixture.uniqueName("twice")}@${fixture.domain}`;
+    const first = await run("New-EntraUser", { UserPrincipalName: upn, DisplayName: "Twice" });
+    const second = await run("New-EntraUser", { UserPrincipalName: upn, DisplayName: "Twice" });
+    expect(first).toMatchObject({ data: { Created: true } });
+    expect(second).toMatchObject({ data: { Created: false, UserId: (first as any).data.UserId } });
+    expect(
+      state()
+        .users.list("primary")
+        .filter((u) => u.userPrincipalName === upn),
+    ).toHaveLength(1);
+  });
+
+  it("Set-EntraUserUPN right after the create, then again", async () => {
+    const user = await createUser(fixture);
+    const newUpn = `${fixture.uniqueName("fresh")}@${fixture.domain}`;
+    expect(await run("Set-EntraUserUPN", { UserId: user.id, NewUserPrincipalName: newUpn })).toBe(true);
+    expect(
+      await run("Set-EntraUserUPN", { UserId: user.userPrincipalName, NewUserPrincipalName: newUpn }),
+    ).toBe(true);
+    expect(state().users.get(user.id, "primary")!.userPrincipalName).toBe(newUpn);
+  });
+
+  it("Add-EntraGroupMember right after creating group and user, twice: one membership", async () => {
+    const [groupId, user] = [await createGroup(fixture), await createUser(fixture)];
+    expect(await run("Add-EntraGroupMember", { GroupId: groupId, UserId: user.id })).toBe(true);
+    expect(await run("Add-EntraGroupMember", { GroupId: groupId, UserId: user.id })).toBe(true);
+    expect(state().groups.get(groupId, "primary")!.members).toEqual([user.id]);
+  });
+
+  it("Remove-EntraGroupMember twice back to back", async () => {
+    const [groupId, user] = [await createGroup(fixture), await createUser(fixture)];
+    await addMember(fixture, groupId, user.id);
+    expect(await run("Remove-EntraGroupMember", { GroupId: groupId, UserId: user.id })).toBe(true);
+    expect(await run("Remove-EntraGroupMember", { GroupId: groupId, UserId: user.id })).toBe(true);
+    expect(state().groups.get(groupId, "primary")!.members).toEqual([]);
+  });
+
+  it("New-EntraB2BInvitation twice back to back sends one invitation email", async () => {
+    const user = await createUser(fixture);
+    const params = {
+      UserId: user.id,
+      InvitedUserEmailAddress: "once@example.com",
+      SendInvitationMessage: true,
+    };
+    expect(await run("New-EntraB2BInvitation", params)).toBe(true);
+    expect(await run("New-EntraB2BInvitation", params)).toBe(true);
+    const emails = state()
+      .changes()
+      .filter((c) => c.target === user.userPrincipalName && c.detail.includes("email sent"));
+    expect(emails).toHaveLength(1);
+    expect(
+      state()
+        .invitations.list("primary")
+        .filter((i) => i.invitedUserId === user.id),
+    ).toHaveLength(1);
+  });
+
+  it("New-EntraB2BInvitation whose answer was lost is not sent again on the retry", async () => {
+    const user = await createUser(fixture);
+    // Graph accepted the invitation, but the answer never arrived (connection reset).
+    const lossy: GraphClient = {
+      request: async (request, signal) => {
+        const answer = await fixture.tenant.graph.request(request, signal);
+        if (request.path === "/invitations") throw new MatoolkitError(reasonCodes.graphUnavailable, "reset");
+        return answer as never;
+      },
+    };
+    const params = {
+      UserId: user.id,
+      InvitedUserEmailAddress: "lost@example.com",
+      SendInvitationMessage: true,
+    };
+    const lossyContext = fixture.context({ tenant: { ...fixture.tenant, graph: lossy } });
+    await expect(functions["New-EntraB2BInvitation"]!(params, lossyContext)).rejects.toThrow("reset");
+    expect(await run("New-EntraB2BInvitation", params)).toBe(true);
+    expect(
+      state()
+        .invitations.list("primary")
+        .filter((i) => i.invitedUserId === user.id),
+    ).toHaveLength(1);
+  });
+
+  it("Convert-EntraB2BToInternal twice back to back converts once", async () => {
+    const guest = await createGuest(fixture);
+    const upn = `${fixture.uniqueName("conv")}@${fixture.domain}`;
+    expect(await run("Convert-EntraB2BToInternal", { UserId: guest.id, UserPrincipalName: upn })).toBe(true);
+    expect(await run("Convert-EntraB2BToInternal", { UserId: guest.id, UserPrincipalName: upn })).toBe(true);
+    const conversions = state()
+      .changes()
+      .filter((c) => c.operation.includes("convertExternalToInternalMemberUser"));
+    expect(conversions.filter((c) => c.detail.includes(upn))).toHaveLength(1);
+  });
+
+  it("Convert-EntraB2BToInternal right after the invitation converts, though reads still show an internal user", async () => {
+    const user = await createUser(fixture);
+    const upn = `${fixture.uniqueName("invited")}@${fixture.domain}`;
+    expect(
+      await run("New-EntraB2BInvitation", {
+        UserId: user.id,
+        InvitedUserEmailAddress: "someone@contoso.example",
+      }),
+    ).toBe(true);
+    // The invitation has not replicated: a read shows the user as internal, as it was before.
+    expect(simulated.simulator.state.users.get(user.id)?.externalUserState).toBeNull();
+    expect(await run("Convert-EntraB2BToInternal", { UserId: user.id, UserPrincipalName: upn })).toBe(true);
+    expect(state().users.get(user.id, "primary")).toMatchObject({
+      userPrincipalName: upn,
+      externalUserState: null,
+      userType: "Member",
+    });
+  });
+
+  it("Test-EntraAttributeMatch and Test-EntraGroupMembership right after the writes", async () => {
+    const [groupId, user] = [await createGroup(fixture), await createUser(fixture, { jobTitle: "Lead" })];
+    await addMember(fixture, groupId, user.id);
+    expect(
+      await run("Test-EntraAttributeMatch", { UserId: user.id, Attributes: { jobTitle: "LEAD" } }),
+    ).toMatchObject({
+      data: { Match: true },
+    });
+    expect(await run("Test-EntraGroupMembership", { GroupId: groupId, UserId: user.id })).toMatchObject({
+      data: { IsMember: true, Match: true },
+    });
+  });
+});

@@ -1,0 +1,70 @@
+import { z } from "zod";
+import { NonRetriableError, reasonCodes } from "@matoolkit/domain";
+import { graphErrorOf } from "../../tenant/graph-error-mapping.ts";
+import { parseFunctionParams } from "../parse-function-params.ts";
+import type { WorkerFunction } from "../worker-function.ts";
+import type { EntraSettings } from "./entra-options.ts";
+import { userPrincipalName, userReference } from "./entra-params.ts";
+import { isObjectId, userPath } from "./graph-paths.ts";
+import { findUser, notFound, type GraphUser } from "./resolve-directory-object.ts";
+import { untilFound } from "./replication-grace.ts";
+
+const name = "Set-EntraUserUPN";
+const params = z.object({ UserId: userReference, NewUserPrincipalName: userPrincipalName });
+
+/**
+ * Set-EntraUserUPN (Boolean): renames a user.
+ * - Already exactly that UPN → true, no write.
+ * - UserId not found but NewUserPrincipalName exists (a previous run renamed it) → true. When
+ *   UserId is an object id the found user must be that object; a UPN cannot be checked (Entra
+ *   keeps no history of old UPNs), so it is taken as the renamed user.
+ * - NewUserPrincipalName held by another user → NonRetriable graph.conflict.
+ * - Neither found within the replication grace → graph.not_found.
+ */
+export function setEntraUserUpn(settings: EntraSettings): WorkerFunction {
+  return async (raw, context) => {
+    const { UserId, NewUserPrincipalName } = parseFunctionParams(name, params, raw);
+    const { graph } = context.tenant;
+    const found = await untilFound<{ user?: GraphUser; done?: true }>(
+      async () => {
+        const user = await findUser(graph, UserId, [], context.signal);
+        if (user !== undefined) return { user };
+        const renamed = await findUser(graph, NewUserPrincipalName, [], context.signal);
+        if (renamed !== undefined && (!isObjectId(UserId) || sameId(renamed.id, UserId)))
+          return { done: true };
+        return undefined;
+      },
+      settings.replicationGraceMs,
+      context.signal,
+    );
+    if (found === undefined) throw notFound({ functionName: name, parameter: "UserId" }, "user");
+    const user = found.user;
+    if (user === undefined || user.userPrincipalName === NewUserPrincipalName) return true;
+
+    const holder = await findUser(graph, NewUserPrincipalName, [], context.signal);
+    if (holder !== undefined && !sameId(holder.id, user.id)) throw takenByAnother();
+    try {
+      await graph.request(
+        { method: "PATCH", path: userPath(user.id), body: { userPrincipalName: NewUserPrincipalName } },
+        context.signal,
+      );
+    } catch (error) {
+      // The holder may be a user whose rename or creation reads did not show yet.
+      if (graphErrorOf(error)?.details.some((detail) => detail.code === "ObjectConflict"))
+        throw takenByAnother();
+      throw error;
+    }
+    return true;
+  };
+}
+
+function sameId(a: string, b: string): boolean {
+  return a.toLowerCase() === b.toLowerCase();
+}
+
+function takenByAnother(): NonRetriableError {
+  return new NonRetriableError(
+    reasonCodes.graphConflict,
+    `${name}: NewUserPrincipalName is already used by another user`,
+  );
+}

@@ -1,0 +1,185 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { NonRetriableError, reasonCodes, type WorkerJobMessage } from "@matoolkit/domain";
+import type { TenantSeedInput } from "@matoolkit/simulated-tenant";
+import { executeJob } from "../../execute-job.ts";
+import { invokeWithThrottleRetry } from "../../throttle-retry.ts";
+import { startSimulatedFixture, type SimulatedFixture } from "../contract/simulated-fixture.ts";
+import { createFunctionRegistry } from "../function-registry.ts";
+import type { WorkerFunction } from "../worker-function.ts";
+import { exchangeContract } from "./exchange.contract.ts";
+import { createExchangeFunctions } from "./index.ts";
+
+const functions = createExchangeFunctions({ lookupPatience: { attempts: 2, delayMs: 20 } });
+const fast = { maxAttempts: 5, baseDelayMs: 1, maxDelayMs: 5 };
+
+/** One mailbox under an address policy, one mail user, one group with both: every function has a target. */
+const seed: TenantSeedInput = {
+  recipients: [
+    {
+      Name: "megan",
+      RecipientTypeDetails: "UserMailbox",
+      PrimarySmtpAddress: "megan@fabrikam.example",
+      EmailAddresses: ["smtp:megan.b@fabrikam.example"],
+      EmailAddressPolicyEnabled: true,
+    },
+    { Name: "adele", RecipientTypeDetails: "MailUser", PrimarySmtpAddress: "adele@fabrikam.example" },
+    {
+      Name: "pilot",
+      RecipientTypeDetails: "MailUniversalDistributionGroup",
+      PrimarySmtpAddress: "pilot@fabrikam.example",
+      Members: ["adele"],
+    },
+  ],
+};
+
+const exchangeGuid = "6a5b4c3d-2e1f-4a0b-9c8d-7e6f5a4b3c2d";
+/** One call per function that writes (or checks) something on the seeded recipients. */
+const calls: readonly (readonly [string, Record<string, unknown>])[] = [
+  ["Add-ExchangeSecondaryEmail", { Identity: "adele", EmailAddress: "adele.v@fabrikam.example" }],
+  ["Set-ExchangePrimaryEmail", { Identity: "megan", PrimarySmtpAddress: "megan.b@fabrikam.example" }],
+  ["Set-ExchangeExternalAddress", { Identity: "adele", ExternalEmailAddress: "adele@contoso.example" }],
+  [
+    "Set-ExchangeMailUserGuids",
+    { Identity: "adele", ExchangeGuid: exchangeGuid, LegacyExchangeDN: "/o=Contoso/cn=adele" },
+  ],
+  ["Test-ExchangeAttributeMatch", { Identity: "megan", Attributes: { RecipientTypeDetails: "UserMailbox" } }],
+  ["Test-ExchangeGroupMembership", { GroupIdentity: "pilot", MemberIdentity: "adele@fabrikam.example" }],
+];
+
+describe("Exchange standard functions: contract on the simulated tenant", () => {
+  let simulated: SimulatedFixture;
+  beforeAll(async () => {
+    simulated = await startSimulatedFixture();
+  });
+  afterAll(async () => {
+    await simulated.close();
+  });
+  exchangeContract(() => simulated.fixture);
+});
+
+describe("Exchange standard functions: simulated-only behaviour", () => {
+  let simulated: SimulatedFixture | undefined;
+  afterEach(async () => {
+    await simulated?.close();
+    simulated = undefined;
+  });
+  const fn = (name: string): WorkerFunction => functions[name]!;
+
+  it("sets a mailbox's primary by turning its address policy off in the same call, the old primary kept", async () => {
+    simulated = await startSimulatedFixture({ seed });
+    const { fixture, simulator } = simulated;
+    expect(await fn("Set-ExchangePrimaryEmail")(calls[1]![1], fixture.context())).toBe(true);
+    expect(simulator.state.findRecipient("megan")).toMatchObject({
+      EmailAddresses: ["SMTP:megan.b@fabrikam.example", "smtp:megan@fabrikam.example"],
+      EmailAddressPolicyEnabled: false,
+    });
+    const changes = simulator.state.changes();
+    expect(await fn("Set-ExchangePrimaryEmail")(calls[1]![1], fixture.context())).toBe(true);
+    expect(simulator.state.changes()).toEqual(changes);
+  });
+
+  it("refuses the mail-user-only functions on a mailbox, naming its type", async () => {
+    simulated = await startSimulatedFixture({ seed });
+    for (const name of ["Set-ExchangeExternalAddress", "Set-ExchangeMailUserGuids"]) {
+      const params = {
+        Identity: "megan",
+        ExternalEmailAddress: "m@contoso.example",
+        ExchangeGuid: exchangeGuid,
+      };
+      const error = await fn(name)(params, simulated.fixture.context()).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(NonRetriableError);
+      expect((error as NonRetriableError).reason).toBe(reasonCodes.exchangeBadRequest);
+      expect((error as Error).message).toContain("UserMailbox, not a MailUser");
+    }
+    expect(simulated.simulator.state.changes()).toEqual([]);
+  });
+
+  it("treats template-blank optional GUID parameters as not given", async () => {
+    simulated = await startSimulatedFixture({ seed });
+    const params = { Identity: "adele", ExchangeGuid: exchangeGuid, ArchiveGuid: "", LegacyExchangeDN: " " };
+    expect(await fn("Set-ExchangeMailUserGuids")(params, simulated.fixture.context())).toBe(true);
+    expect(simulated.simulator.state.changes().map((change) => change.detail)).toEqual([
+      `ExchangeGuid=${JSON.stringify(exchangeGuid)}`,
+    ]);
+  });
+
+  it("writes nothing on a re-run: the change log holds one write per write function", async () => {
+    simulated = await startSimulatedFixture({ seed });
+    for (const [name, params] of calls) {
+      await fn(name)(params, simulated.fixture.context());
+      await fn(name)(params, simulated.fixture.context());
+    }
+    expect(simulated.simulator.state.changes().map((change) => change.operation)).toEqual([
+      "Set-MailUser",
+      "Set-Mailbox",
+      "Set-MailUser",
+      "Set-MailUser",
+    ]);
+  });
+
+  it.each(calls)(
+    "%s succeeds through the worker's throttle retry after 429s and 503s with Retry-After",
+    async (name, params) => {
+      simulated = await startSimulatedFixture({ seed });
+      simulated.simulator.faults.arm({ api: "exchange", count: 1, retryAfterSeconds: 0 });
+      simulated.simulator.faults.arm({ api: "exchange", count: 1, status: 503, retryAfterSeconds: 0 });
+      const { fixture } = simulated;
+      const signal = new AbortController().signal;
+      const outcome = await invokeWithThrottleRetry(
+        (attempt) => fn(name)(params, fixture.context({ attempt })),
+        fast,
+        signal,
+      );
+      expect(outcome).toMatchObject({ ok: true, attempts: 3 });
+    },
+  );
+
+  it("reports a throttled job as a success through executeJob once the service lets it through", async () => {
+    simulated = await startSimulatedFixture({ seed });
+    simulated.simulator.faults.arm({ api: "exchange", count: 2, retryAfterSeconds: 0 });
+    const job: WorkerJobMessage = {
+      JobId: "job-1",
+      BatchId: 1,
+      WorkerId: "worker-01",
+      FunctionName: "add-exchangesecondaryemail",
+      Parameters: calls[0]![1],
+      CorrelationData: { StepExecutionId: 1, IsInitStep: false, RunbookName: "rb", RunbookVersion: 1 },
+    };
+    const result = await executeJob(job, createFunctionRegistry(functions), {
+      timeoutMs: 5_000,
+      throttleRetry: fast,
+      tenant: simulated.fixture.tenant,
+    });
+    expect(result).toMatchObject({ Status: "Success", ResultType: "Boolean", Result: true, Error: null });
+    expect(simulated.simulator.faults.counts().exchangeFaults).toBe(2);
+  });
+
+  it.each(calls)(
+    "%s run twice back to back during replication delay succeeds and writes once",
+    async (name, params) => {
+      simulated = await startSimulatedFixture({ seed, replicationDelayMs: 300 });
+      const { fixture, simulator } = simulated;
+      const first = await fn(name)(params, fixture.context());
+      const second = await fn(name)(params, fixture.context());
+      expect(second).toEqual(first);
+      expect(simulator.state.changes().length).toBeLessThanOrEqual(1);
+    },
+  );
+
+  it("writes to a mail user created a moment ago, before its creation has replicated", async () => {
+    simulated = await startSimulatedFixture({ replicationDelayMs: 300 });
+    const { fixture, simulator } = simulated;
+    const signal = new AbortController().signal;
+    const patient = createExchangeFunctions({ lookupPatience: { attempts: 10, delayMs: 50 } });
+    await fixture.tenant.exchange.invoke(
+      "New-MailUser",
+      { Name: "fresh", ExternalEmailAddress: "fresh@contoso.example" },
+      signal,
+    );
+    const params = { Identity: "fresh", EmailAddress: "fresh.alias@fabrikam.example" };
+    expect(await patient["Add-ExchangeSecondaryEmail"]!(params, fixture.context())).toBe(true);
+    expect(simulator.state.findRecipient("fresh", "primary")!.EmailAddresses).toContain(
+      "smtp:fresh.alias@fabrikam.example",
+    );
+  });
+});

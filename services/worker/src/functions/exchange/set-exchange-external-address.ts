@@ -1,0 +1,32 @@
+import { z } from "zod";
+import { parseFunctionParams } from "../parse-function-params.ts";
+import type { WorkerFunction } from "../worker-function.ts";
+import { addressKey, bareAddress } from "./addresses.ts";
+import { identity, smtpAddress } from "./exchange-params.ts";
+import { getRecipient, requireMailUser } from "./get-recipient.ts";
+import type { LookupPatience } from "./lookup-patience.ts";
+
+const name = "Set-ExchangeExternalAddress";
+const params = z.object({ Identity: identity, ExternalEmailAddress: smtpAddress });
+
+/**
+ * Sets a mail user's ExternalEmailAddress (where its mail is delivered: during a migration, the
+ * source tenant's mailbox). Mail users only; a mailbox is a permanent exchange.bad_request naming
+ * its type. Idempotent: already that address (compared without the `SMTP:` prefix, any case) →
+ * success with no write.
+ */
+export function setExchangeExternalAddress(patience: LookupPatience): WorkerFunction {
+  return async (raw, { tenant, signal }) => {
+    const { Identity, ExternalEmailAddress } = parseFunctionParams(name, params, raw);
+    const recipient = await getRecipient(tenant.exchange, name, "Identity", Identity, signal, patience);
+    requireMailUser(recipient, name);
+    const current = recipient.properties.ExternalEmailAddress;
+    if (typeof current === "string" && addressKey(current) === addressKey(ExternalEmailAddress)) return true;
+    await tenant.exchange.invoke(
+      "Set-MailUser",
+      { Identity: recipient.guid, ExternalEmailAddress: `SMTP:${bareAddress(ExternalEmailAddress)}` },
+      signal,
+    );
+    return true;
+  };
+}

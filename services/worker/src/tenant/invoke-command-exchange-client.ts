@@ -1,0 +1,155 @@
+import type { TokenCredential } from "@azure/identity";
+import { MatoolkitError, NonRetriableError, reasonCodes } from "@matoolkit/domain";
+import type { ExchangeClient, ExchangeCommandResult } from "./exchange-client.ts";
+import { exchangeErrorFromResponse } from "./exchange-error-mapping.ts";
+
+export interface InvokeCommandExchangeClientOptions {
+  /** App-only credential of the target tenant; @azure/identity caches and refreshes its tokens. */
+  readonly credential: TokenCredential;
+  /** The tenant's id (GUID) or initial domain, as the admin API path and anchor mailbox take it. */
+  readonly tenantId: string;
+  /** Defaults to https://outlook.office365.com; the simulated tenant's URL in tests and rehearsals. */
+  readonly baseUrl?: string;
+  /** Token audience; https://outlook.office365.com unless a sovereign cloud needs another. */
+  readonly resource?: string;
+  readonly fetch?: typeof fetch;
+  /**
+   * One request's limit (default 100 s, as the Graph adapter): a connection that hangs becomes a
+   * transient `exchange.unavailable` instead of holding the job until its timeout.
+   */
+  readonly requestTimeoutMs?: number;
+}
+
+/** Pages are followed until the service stops sending nextLink; this bounds a misbehaving one. */
+const maxPages = 10_000;
+
+/**
+ * The ExchangeClient adapter for the Exchange Online admin API: `POST
+ * {baseUrl}/adminapi/beta/{tenantId}/InvokeCommand` with `{CmdletInput: {CmdletName, Parameters}}`,
+ * the endpoint the ExchangeOnlineManagement v3 module itself calls, so no PowerShell is needed.
+ * The token (app permission Exchange.ManageAsApp) is never logged or put in an error.
+ */
+export function createInvokeCommandExchangeClient(
+  options: InvokeCommandExchangeClientOptions,
+): ExchangeClient {
+  const baseUrl = (options.baseUrl ?? "https://outlook.office365.com").replace(/\/+$/, "");
+  const requestTimeoutMs = options.requestTimeoutMs ?? 100_000;
+  const resource = (options.resource ?? "https://outlook.office365.com").replace(/\/+$/, "");
+  const doFetch = options.fetch ?? fetch;
+  const endpoint = `${baseUrl}/adminapi/beta/${encodeURIComponent(options.tenantId)}/InvokeCommand`;
+  const origin = new URL(endpoint).origin;
+  // App-only calls are routed through the tenant's system mailbox, as the EXO v3 module does.
+  const anchor = `APP:SystemMailbox{bb558c35-97f1-4cb9-8ff7-d53741dc928c}@${options.tenantId}`;
+
+  const token = async (cmdlet: string, signal: AbortSignal): Promise<string> => {
+    try {
+      const accessToken = await options.credential.getToken(`${resource}/.default`, { abortSignal: signal });
+      if (accessToken === null) throw new Error("no token");
+      return accessToken.token;
+    } catch (error) {
+      if (signal.aborted) throw signal.reason ?? error;
+      // credentials.ts already says which tenant and credential failed, and whether it will recover.
+      if (error instanceof MatoolkitError) throw error;
+      const name = error instanceof Error ? error.name : "Error";
+      // A refused certificate or secret stays refused; an unreachable login endpoint may recover.
+      const permanent = name === "AuthenticationError" || name === "CredentialUnavailableError";
+      const message = `${cmdlet}: no token for Exchange Online (${name})`;
+      throw permanent
+        ? new NonRetriableError(reasonCodes.tenantAuthFailed, message, { cause: error })
+        : new MatoolkitError(reasonCodes.tenantAuthFailed, message, { cause: error });
+    }
+  };
+
+  const post = async (url: string, cmdlet: string, body: string, signal: AbortSignal): Promise<unknown> => {
+    const headers = {
+      Authorization: `Bearer ${await token(cmdlet, signal)}`,
+      "Content-Type": "application/json",
+      Accept: "application/json",
+      "X-AnchorMailbox": anchor,
+      Prefer: "odata.maxpagesize=1000",
+    };
+    let response: Response;
+    const requestSignal = AbortSignal.any([signal, AbortSignal.timeout(requestTimeoutMs)]);
+    try {
+      response = await doFetch(url, { method: "POST", headers, body, signal: requestSignal });
+    } catch (error) {
+      if (signal.aborted) throw signal.reason ?? error;
+      if (requestSignal.aborted) {
+        throw new MatoolkitError(
+          reasonCodes.exchangeUnavailable,
+          `${cmdlet}: no answer from Exchange Online within ${requestTimeoutMs / 1000}s`,
+        );
+      }
+      const code = networkCode(error);
+      throw new MatoolkitError(
+        reasonCodes.exchangeUnavailable,
+        `${cmdlet}: Exchange Online unreachable (${code})`,
+      );
+    }
+    const parsed = await readJson(response);
+    if (!response.ok)
+      throw exchangeErrorFromResponse(cmdlet, response.status, response.headers.get("retry-after"), parsed);
+    if (parsed === undefined || typeof parsed !== "object" || parsed === null) {
+      throw new MatoolkitError(
+        reasonCodes.exchangeUnavailable,
+        `${cmdlet}: unreadable response (HTTP ${response.status})`,
+      );
+    }
+    return parsed;
+  };
+
+  return {
+    invoke: async (cmdlet, parameters, signal): Promise<ExchangeCommandResult> => {
+      const body = JSON.stringify({ CmdletInput: { CmdletName: cmdlet, Parameters: parameters } });
+      const value: Record<string, unknown>[] = [];
+      const warnings: string[] = [];
+      let url: string | undefined = endpoint;
+      for (let page = 0; url !== undefined; page++) {
+        if (page >= maxPages)
+          throw new NonRetriableError(reasonCodes.exchangeError, `${cmdlet}: too many result pages`);
+        const result = (await post(url, cmdlet, body, signal)) as Record<string, unknown>;
+        if (Array.isArray(result.value)) value.push(...(result.value as Record<string, unknown>[]));
+        const pageWarnings = result["@adminapi.warnings"];
+        if (Array.isArray(pageWarnings)) warnings.push(...pageWarnings.map(String));
+        url = nextLinkOf(result, url, origin, cmdlet);
+      }
+      return { value, warnings };
+    },
+  };
+}
+
+/** The next page's URL; only on the service's own origin, since the bearer token goes with it. */
+function nextLinkOf(
+  result: Record<string, unknown>,
+  current: string,
+  origin: string,
+  cmdlet: string,
+): string | undefined {
+  const next = result["@odata.nextLink"];
+  if (typeof next !== "string" || next === "") return undefined;
+  const url = new URL(next, current);
+  if (url.origin !== origin) {
+    throw new NonRetriableError(
+      reasonCodes.exchangeError,
+      `${cmdlet}: nextLink points to another host; not followed`,
+    );
+  }
+  return url.toString();
+}
+
+async function readJson(response: Response): Promise<unknown> {
+  const text = await response.text().catch(() => "");
+  if (text === "") return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `ECONNREFUSED`, `ENOTFOUND`…: undici puts the system error in `cause`. */
+function networkCode(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown } } | undefined)?.cause;
+  if (typeof cause?.code === "string" && /^[A-Z_]{2,40}$/.test(cause.code)) return cause.code;
+  return error instanceof Error ? error.name : "network error";
+}
