@@ -4,6 +4,7 @@ import { parse } from "csv-parse/sync";
 import { z } from "zod";
 import type { DirectoryGroup, DirectoryUser, ExchangeRecipient, RecipientTypeDetails } from "./model.ts";
 import type { TenantState } from "./tenant-state.ts";
+import { newDirectoryUser } from "./directory-user.ts";
 
 /**
  * What a simulated tenant starts with: a JSON file in this shape, or a CSV with one user per row
@@ -205,29 +206,17 @@ export function applySeed(state: TenantState, seed: TenantSeed): void {
   const createdDateTime = state.isoNow();
   const usersByUpn = new Map<string, DirectoryUser>();
   for (const input of seed.users) {
-    const user: DirectoryUser = {
-      id: input.id ?? state.newId(),
-      userPrincipalName: input.userPrincipalName,
-      displayName: input.displayName,
-      mailNickname: input.mailNickname ?? input.userPrincipalName.split("@")[0]!,
-      mail: input.mail ?? null,
-      givenName: input.givenName ?? null,
-      surname: input.surname ?? null,
-      userType: input.userType,
-      accountEnabled: input.accountEnabled,
-      externalUserState: input.externalUserState,
-      identities: input.identities ?? defaultIdentities(input, state.domains[0]!),
-      otherMails: input.otherMails,
-      proxyAddresses: input.proxyAddresses,
-      businessPhones: input.businessPhones,
-      department: input.department,
-      jobTitle: input.jobTitle,
-      companyName: input.companyName,
-      usageLocation: input.usageLocation,
-      employeeId: input.employeeId,
-      onPremisesImmutableId: input.onPremisesImmutableId,
+    const { id, mailNickname, identities, mail, givenName, surname, ...rest } = input;
+    const user = newDirectoryUser(state, {
+      ...rest,
+      ...(id === undefined ? {} : { id }),
+      ...(mailNickname === undefined ? {} : { mailNickname }),
+      mail: mail ?? null,
+      givenName: givenName ?? null,
+      surname: surname ?? null,
+      identities: identities ?? defaultIdentities(input, state.domains[0]!),
       createdDateTime,
-    };
+    });
     state.users.seed(user);
     usersByUpn.set(user.userPrincipalName.toLowerCase(), user);
   }

@@ -1,4 +1,5 @@
-import type { DirectoryUser, ExchangeRecipient } from "../model.ts";
+import type { ExchangeRecipient } from "../model.ts";
+import { newDirectoryUser } from "../directory-user.ts";
 import type { TenantState } from "../tenant-state.ts";
 import { CmdletError, exceptionTypes, invalidValue } from "./cmdlet-error.ts";
 import type { BoundParameters, CmdletDefinition, CmdletOutput } from "./cmdlet.ts";
@@ -65,7 +66,8 @@ function newMailUser(parameters: BoundParameters, state: TenantState): CmdletOut
     Members: [],
   };
   assertUniqueAddresses(state, undefined, recipient);
-  const user: DirectoryUser = {
+  // Exchange Online creates the linked Entra user, disabled until a password is set.
+  const user = newDirectoryUser(state, {
     id: userId,
     userPrincipalName: primary,
     displayName: recipient.DisplayName,
@@ -73,21 +75,9 @@ function newMailUser(parameters: BoundParameters, state: TenantState): CmdletOut
     mail: primary,
     givenName: (parameters.FirstName as string | undefined) ?? null,
     surname: (parameters.LastName as string | undefined) ?? null,
-    userType: "Member",
     accountEnabled: false,
-    externalUserState: null,
-    identities: [{ signInType: "userPrincipalName", issuer: state.domains[0]!, issuerAssignedId: primary }],
-    otherMails: [],
     proxyAddresses: [`SMTP:${primary}`],
-    businessPhones: [],
-    department: null,
-    jobTitle: null,
-    companyName: null,
-    usageLocation: null,
-    employeeId: null,
-    onPremisesImmutableId: null,
-    createdDateTime: state.isoNow(),
-  };
+  });
   state.users.put(user);
   state.recipients.put(recipient);
   state.recordChange({

@@ -31,7 +31,8 @@ export interface RecipientChanges {
  * silently has no effect, as documented); the old primary stays as a secondary; an address
  * already on this recipient is not added twice; an address owned by another recipient (primary
  * view: uniqueness never waits for replication) is a ProxyAddressExistsException. Returns the
- * names of the properties that really changed (none: the cmdlet warns instead of writing).
+ * names of the properties that really changed (none: the cmdlet warns instead of writing), so a
+ * Set-* re-sent with the values the recipient already has is a no-op.
  */
 export function applyRecipientChanges(
   state: TenantState,
@@ -58,21 +59,31 @@ export function applyRecipientChanges(
     const address = validSmtp(changes.WindowsEmailAddress);
     if (address.toLowerCase() !== next.PrimarySmtpAddress.toLowerCase()) setPrimary(next, address);
   }
+  // Exchange compares typed values: a proxy address or a GUID that differs only in case is the
+  // same value, so setting it again modifies nothing.
   if (changes.ExternalEmailAddress !== undefined) {
     const external = parseProxyAddress(changes.ExternalEmailAddress);
-    next.ExternalEmailAddress = formatProxyAddress({
+    const formatted = formatProxyAddress({
       prefix: external.prefix.toLowerCase() === "smtp" ? "SMTP" : external.prefix,
       address: external.address,
     });
+    if (next.ExternalEmailAddress === null || !sameProxyAddress(next.ExternalEmailAddress, formatted))
+      next.ExternalEmailAddress = formatted;
   }
-  if (changes.ExchangeGuid !== undefined) next.ExchangeGuid = changes.ExchangeGuid;
-  if (changes.ArchiveGuid !== undefined) next.ArchiveGuid = changes.ArchiveGuid;
+  if (changes.ExchangeGuid !== undefined && !sameGuid(next.ExchangeGuid, changes.ExchangeGuid))
+    next.ExchangeGuid = changes.ExchangeGuid;
+  if (changes.ArchiveGuid !== undefined && !sameGuid(next.ArchiveGuid, changes.ArchiveGuid))
+    next.ArchiveGuid = changes.ArchiveGuid;
 
   assertUniqueAddresses(state, current, next);
   const changed = (Object.keys(next) as (keyof ExchangeRecipient)[]).filter(
     (key) => JSON.stringify(next[key]) !== JSON.stringify(current[key]),
   );
   return { updated: next, changed };
+}
+
+function sameGuid(a: string, b: string): boolean {
+  return a.toLowerCase() === b.toLowerCase();
 }
 
 function validSmtp(value: string): string {

@@ -1,6 +1,7 @@
 import { Router } from "express";
 import { z } from "zod";
 import type { DirectoryUser, Invitation } from "../model.ts";
+import { newDirectoryUser } from "../directory-user.ts";
 import type { SimulatorContext } from "../simulator-context.ts";
 import { bodyOf, contextUrl, operation, sendInvalidValue, sendNotFound } from "./graph-responses.ts";
 
@@ -39,15 +40,14 @@ export function invitationRoutes({ state }: SimulatorContext): Router {
       user = existing;
     } else {
       const local = input.invitedUserEmailAddress.replace("@", "_");
-      user = {
-        ...guestTemplate(state.isoNow()),
-        id: state.newId(),
+      user = newDirectoryUser(state, {
         userPrincipalName: `${local}#EXT#@${state.domains[0]!}`,
         displayName: input.invitedUserDisplayName ?? input.invitedUserEmailAddress,
         mailNickname: local.replace(/[^A-Za-z0-9._-]/g, ""),
         mail: input.invitedUserEmailAddress,
         userType: input.invitedUserType ?? "Guest",
-      };
+        identities: [{ signInType: "federated", issuer: "ExternalAzureAD", issuerAssignedId: null }],
+      });
     }
     const hasExternalIdentity = user.identities.some((identity) => identity.signInType === "federated");
     state.users.put({
@@ -94,26 +94,4 @@ export function invitationRoutes({ state }: SimulatorContext): Router {
   });
 
   return router;
-}
-
-function guestTemplate(
-  createdDateTime: string,
-): Omit<DirectoryUser, "id" | "userPrincipalName" | "displayName" | "mailNickname" | "mail" | "userType"> {
-  return {
-    givenName: null,
-    surname: null,
-    accountEnabled: true,
-    externalUserState: "PendingAcceptance",
-    identities: [{ signInType: "federated", issuer: "ExternalAzureAD", issuerAssignedId: null }],
-    otherMails: [],
-    proxyAddresses: [],
-    businessPhones: [],
-    department: null,
-    jobTitle: null,
-    companyName: null,
-    usageLocation: null,
-    employeeId: null,
-    onPremisesImmutableId: null,
-    createdDateTime,
-  };
 }

@@ -1,5 +1,6 @@
 import { Router } from "express";
 import type { DirectoryUser } from "../model.ts";
+import { newDirectoryUser } from "../directory-user.ts";
 import type { SimulatorContext } from "../simulator-context.ts";
 import { bodyOf, contextUrl, operation, paramOf, sendNotFound, versionOf } from "./graph-responses.ts";
 import { project, selectedProperties, selectSuffix } from "./select.ts";
@@ -9,7 +10,7 @@ import { userShape } from "./user-shape.ts";
 /**
  * `/users` and `/users/{id | userPrincipalName}`: list, create, read, update, delete. Reads are
  * served from the replica (a user created a moment ago may be missing), writes and the
- * uniqueness check on the primary, as in Entra ID.
+ * uniqueness check on the primary, as in Entra ID. A PATCH that changes no value records nothing.
  */
 export function usersRoutes({ state }: SimulatorContext): Router {
   const router = Router();
@@ -29,30 +30,12 @@ export function usersRoutes({ state }: SimulatorContext): Router {
     const write = readUserWrite(state, response, bodyOf(request), { create: true });
     if (write === undefined) return;
     const upn = write.properties.userPrincipalName!;
-    const user: DirectoryUser = {
-      id: state.newId(),
+    const user = newDirectoryUser(state, {
       userPrincipalName: upn,
       displayName: write.properties.displayName!,
       mailNickname: write.properties.mailNickname!,
-      mail: null,
-      givenName: null,
-      surname: null,
-      userType: "Member",
-      accountEnabled: true,
-      externalUserState: null,
-      identities: [{ signInType: "userPrincipalName", issuer: state.domains[0]!, issuerAssignedId: upn }],
-      otherMails: [],
-      proxyAddresses: [],
-      businessPhones: [],
-      department: null,
-      jobTitle: null,
-      companyName: null,
-      usageLocation: null,
-      employeeId: null,
-      onPremisesImmutableId: null,
-      createdDateTime: state.isoNow(),
       ...write.properties,
-    };
+    });
     state.users.put(user);
     state.recordChange({
       api: "graph",
@@ -90,13 +73,20 @@ export function usersRoutes({ state }: SimulatorContext): Router {
           : identity,
       );
     }
-    state.users.put(updated);
-    state.recordChange({
-      api: "graph",
-      operation: operation(request),
-      target: user.userPrincipalName,
-      detail: describeWrite(write),
-    });
+    // Graph answers 204 whether or not a value changed; only a real change is a new version and
+    // a change-log entry, so "a re-run changed nothing" stays observable (a password is a change).
+    const changed = (Object.keys(updated) as (keyof DirectoryUser)[]).some(
+      (key) => JSON.stringify(updated[key]) !== JSON.stringify(user[key]),
+    );
+    if (changed || write.passwordSet) {
+      state.users.put(updated);
+      state.recordChange({
+        api: "graph",
+        operation: operation(request),
+        target: user.userPrincipalName,
+        detail: describeWrite(write),
+      });
+    }
     response.status(204).end();
   });
 

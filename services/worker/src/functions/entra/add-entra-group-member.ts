@@ -1,14 +1,10 @@
-import { z } from "zod";
 import { graphErrorOf } from "../../tenant/graph-error-mapping.ts";
-import { parseFunctionParams } from "../parse-function-params.ts";
 import type { WorkerFunction } from "../worker-function.ts";
 import type { EntraSettings } from "./entra-options.ts";
-import { text, userReference } from "./entra-params.ts";
+import { resolveMembershipTarget } from "./membership-target.ts";
 import { groupPath } from "./graph-paths.ts";
-import { resolveGroup, resolveUser } from "./resolve-directory-object.ts";
 
 const name = "Add-EntraGroupMember";
-const params = z.object({ GroupId: text, UserId: userReference });
 
 /**
  * Add-EntraGroupMember (Boolean): makes the user a direct member of the group.
@@ -18,20 +14,13 @@ const params = z.object({ GroupId: text, UserId: userReference });
  */
 export function addEntraGroupMember(settings: EntraSettings): WorkerFunction {
   return async (raw, context) => {
-    const { GroupId, UserId } = parseFunctionParams(name, params, raw);
-    const group = await resolveGroup(
-      context,
-      settings,
-      { functionName: name, parameter: "GroupId" },
-      GroupId,
-    );
-    const user = await resolveUser(context, settings, { functionName: name, parameter: "UserId" }, UserId);
+    const { groupId, userId } = await resolveMembershipTarget(name, raw, context, settings);
     try {
       await context.tenant.graph.request(
         {
           method: "POST",
-          path: groupPath(group.id, "/members/$ref"),
-          body: { "@odata.id": `https://graph.microsoft.com/v1.0/directoryObjects/${user.id}` },
+          path: groupPath(groupId, "/members/$ref"),
+          body: { "@odata.id": `https://graph.microsoft.com/v1.0/directoryObjects/${userId}` },
         },
         context.signal,
       );

@@ -71,7 +71,7 @@ export function entraContract(getFixture: () => TenantFixture, options: EntraFun
     );
   });
 
-  it("Set-EntraUserUPN renames a user; a re-run by old UPN or id is done without a write", async () => {
+  it("Set-EntraUserUPN renames a user; a re-run by old UPN or id succeeds and changes nothing", async () => {
     const fixture = getFixture();
     const user = await createUser(fixture);
     const newUpn = `${fixture.uniqueName("renamed")}@${fixture.domain}`;
@@ -90,6 +90,7 @@ export function entraContract(getFixture: () => TenantFixture, options: EntraFun
       await run("Set-EntraUserUPN", { UserId: user.userPrincipalName, NewUserPrincipalName: newUpn }),
     ).toBe(true);
     expect(await run("Set-EntraUserUPN", { UserId: user.id, NewUserPrincipalName: newUpn })).toBe(true);
+    expect(await readUser(fixture, user.id)).toMatchObject({ id: user.id, userPrincipalName: newUpn });
   });
 
   it("Set-EntraUserUPN refuses a UPN another user holds, and fails when the user does not exist", async () => {

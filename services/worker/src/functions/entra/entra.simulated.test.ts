@@ -5,7 +5,7 @@ import { invokeWithThrottleRetry } from "../../throttle-retry.ts";
 import { startSimulatedFixture, type SimulatedFixture } from "../contract/simulated-fixture.ts";
 import type { TenantFixture } from "../contract/tenant-fixture.ts";
 import type { FunctionModule } from "../worker-function.ts";
-import { addMember, createGroup, createGuest, createUser } from "./entra-contract-objects.ts";
+import { addMember, createGroup, createGuest, createUser, readUser } from "./entra-contract-objects.ts";
 import { entraContract } from "./entra.contract.ts";
 import { createEntraFunctions } from "./index.ts";
 
@@ -133,14 +133,21 @@ describe.concurrent("Entra functions under replication delay (reads lag writes b
     ).toHaveLength(1);
   });
 
-  it("Set-EntraUserUPN right after the create, then again", async () => {
+  it("Set-EntraUserUPN right after the create, then again: the re-run changes nothing", async () => {
     const user = await createUser(fixture);
     const newUpn = `${fixture.uniqueName("fresh")}@${fixture.domain}`;
+    const renames = () =>
+      state()
+        .changes()
+        .filter((c) => c.detail.includes(newUpn));
     expect(await run("Set-EntraUserUPN", { UserId: user.id, NewUserPrincipalName: newUpn })).toBe(true);
+    expect(renames()).toHaveLength(1);
     expect(
       await run("Set-EntraUserUPN", { UserId: user.userPrincipalName, NewUserPrincipalName: newUpn }),
     ).toBe(true);
+    expect(await run("Set-EntraUserUPN", { UserId: user.id, NewUserPrincipalName: newUpn })).toBe(true);
     expect(state().users.get(user.id, "primary")!.userPrincipalName).toBe(newUpn);
+    expect(renames()).toHaveLength(1);
   });
 
   it("Add-EntraGroupMember right after creating group and user, twice: one membership", async () => {
@@ -244,5 +251,44 @@ describe.concurrent("Entra functions under replication delay (reads lag writes b
     expect(await run("Test-EntraGroupMembership", { GroupId: groupId, UserId: user.id })).toMatchObject({
       data: { IsMember: true, Match: true },
     });
+  });
+});
+
+describe("Set-EntraUserUPN rolled back right after the rename (reads lag writes by 300 ms)", () => {
+  let simulated: SimulatedFixture;
+  let fixture: TenantFixture;
+  const functions: FunctionModule = createEntraFunctions({ replicationGraceMs: 3_000 });
+  const run = (name: string, params: Record<string, unknown>) => functions[name]!(params, fixture.context());
+  beforeAll(async () => {
+    simulated = await startSimulatedFixture({ replicationDelayMs: 300 });
+    fixture = simulated.fixture;
+  });
+  afterAll(async () => {
+    await simulated.close();
+  });
+
+  it("Set-EntraUserUPN restores the staging UPN right after set-final-upn, though reads still show the staging UPN", async () => {
+    const staging = await createUser(fixture);
+    await fixture.eventually(
+      async () => ((await readUser(fixture, staging.id)) ? true : undefined),
+      "the user",
+    );
+    const finalUpn = `${fixture.uniqueName("final")}@${fixture.domain}`;
+    const users = simulated.simulator.state.users;
+
+    expect(await run("Set-EntraUserUPN", { UserId: staging.id, NewUserPrincipalName: finalUpn })).toBe(true);
+    // The rename has not replicated: a read shows the staging UPN, the very one the rollback asks for.
+    expect(users.get(staging.id)!.userPrincipalName).toBe(staging.userPrincipalName);
+    expect(
+      await run("Set-EntraUserUPN", { UserId: staging.id, NewUserPrincipalName: staging.userPrincipalName }),
+    ).toBe(true);
+    expect(users.get(staging.id, "primary")!.userPrincipalName).toBe(staging.userPrincipalName);
+
+    // A re-run of the rollback changes nothing more.
+    const changes = simulated.simulator.state.changes();
+    expect(
+      await run("Set-EntraUserUPN", { UserId: staging.id, NewUserPrincipalName: staging.userPrincipalName }),
+    ).toBe(true);
+    expect(simulated.simulator.state.changes()).toEqual(changes);
   });
 });

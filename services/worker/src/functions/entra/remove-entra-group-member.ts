@@ -1,13 +1,10 @@
-import { z } from "zod";
-import { parseFunctionParams } from "../parse-function-params.ts";
 import type { WorkerFunction } from "../worker-function.ts";
 import type { EntraSettings } from "./entra-options.ts";
-import { text, userReference } from "./entra-params.ts";
+import { resolveMembershipTarget } from "./membership-target.ts";
 import { groupPath } from "./graph-paths.ts";
-import { isNotFound, resolveGroup, resolveUser } from "./resolve-directory-object.ts";
+import { isNotFound } from "./resolve-directory-object.ts";
 
 const name = "Remove-EntraGroupMember";
-const params = z.object({ GroupId: text, UserId: userReference });
 
 /**
  * Remove-EntraGroupMember (Boolean): removes the user's direct membership of the group.
@@ -17,17 +14,10 @@ const params = z.object({ GroupId: text, UserId: userReference });
  */
 export function removeEntraGroupMember(settings: EntraSettings): WorkerFunction {
   return async (raw, context) => {
-    const { GroupId, UserId } = parseFunctionParams(name, params, raw);
-    const group = await resolveGroup(
-      context,
-      settings,
-      { functionName: name, parameter: "GroupId" },
-      GroupId,
-    );
-    const user = await resolveUser(context, settings, { functionName: name, parameter: "UserId" }, UserId);
+    const { groupId, userId } = await resolveMembershipTarget(name, raw, context, settings);
     try {
       await context.tenant.graph.request(
-        { method: "DELETE", path: groupPath(group.id, `/members/${encodeURIComponent(user.id)}/$ref`) },
+        { method: "DELETE", path: groupPath(groupId, `/members/${encodeURIComponent(userId)}/$ref`) },
         context.signal,
       );
     } catch (error) {

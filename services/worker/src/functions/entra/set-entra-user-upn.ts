@@ -14,11 +14,15 @@ const params = z.object({ UserId: userReference, NewUserPrincipalName: userPrinc
 
 /**
  * Set-EntraUserUPN (Boolean): renames a user.
- * - Already exactly that UPN → true, no write.
+ * - The user found → the PATCH is always sent, even when a read shows it already has that UPN: a
+ *   read may be stale, and a rollback (staging → final, then at once final → staging) reads the
+ *   staging UPN it asks for and would skip the write, leaving the user on the final UPN. Graph
+ *   answers an unchanged value with 204 too, and its write path sees the latest state.
  * - UserId not found but NewUserPrincipalName exists (a previous run renamed it) → true. When
  *   UserId is an object id the found user must be that object; a UPN cannot be checked (Entra
  *   keeps no history of old UPNs), so it is taken as the renamed user.
- * - NewUserPrincipalName held by another user → NonRetriable graph.conflict.
+ * - NewUserPrincipalName held by another user → NonRetriable graph.conflict (Graph's
+ *   ObjectConflict on the PATCH; a read could still show a user who gave it up a moment ago).
  * - Neither found within the replication grace → graph.not_found.
  */
 export function setEntraUserUpn(settings: EntraSettings): WorkerFunction {
@@ -39,17 +43,16 @@ export function setEntraUserUpn(settings: EntraSettings): WorkerFunction {
     );
     if (found === undefined) throw notFound({ functionName: name, parameter: "UserId" }, "user");
     const user = found.user;
-    if (user === undefined || user.userPrincipalName === NewUserPrincipalName) return true;
+    if (user === undefined) return true;
 
-    const holder = await findUser(graph, NewUserPrincipalName, [], context.signal);
-    if (holder !== undefined && !sameId(holder.id, user.id)) throw takenByAnother();
+    // No read-based "is the new UPN taken?" check: a read may still show a user who gave the UPN up
+    // a moment ago. Graph's write path decides, and answers ObjectConflict when it is taken.
     try {
       await graph.request(
         { method: "PATCH", path: userPath(user.id), body: { userPrincipalName: NewUserPrincipalName } },
         context.signal,
       );
     } catch (error) {
-      // The holder may be a user whose rename or creation reads did not show yet.
       if (graphErrorOf(error)?.details.some((detail) => detail.code === "ObjectConflict"))
         throw takenByAnother();
       throw error;

@@ -5,7 +5,8 @@ import type { WorkerFunction } from "../worker-function.ts";
 import { matches, type Expected } from "./compare-attributes.ts";
 import type { EntraSettings } from "./entra-options.ts";
 import { flag, userReference } from "./entra-params.ts";
-import { resolveUser } from "./resolve-directory-object.ts";
+import { untilHolds } from "./replication-grace.ts";
+import { findUser, resolveUser, type GraphUser } from "./resolve-directory-object.ts";
 import { graphUserPropertyName } from "./user-properties.ts";
 
 const name = "Test-EntraAttributeMatch";
@@ -49,6 +50,12 @@ const params = z.object({
  * read ($select). Comparison rules: compare-attributes.ts. Data: `{ Match, Mismatches }` with
  * property names only. A mismatch throws NonRetriable check.mismatch (naming the properties,
  * never values) unless FailOnMismatch is false. A missing user is graph.not_found.
+ *
+ * Runbooks run this right after the write it verifies, and Graph may answer from a replica that
+ * has not seen that write yet. So a mismatch is re-read within the replication grace (as "not
+ * found" is; the grace counts from the first read) and reported only if it still holds at the
+ * end: a match on any read returns at once, a genuine mismatch takes up to the grace (default
+ * 10 s) to be reported. The wait is abortable (job timeout).
  */
 export function testEntraAttributeMatch(settings: EntraSettings): WorkerFunction {
   return async (raw, context) => {
@@ -59,7 +66,26 @@ export function testEntraAttributeMatch(settings: EntraSettings): WorkerFunction
     }
     const named = { functionName: name, parameter: "UserId" };
     const properties = [...expectations.keys()];
-    const user = await resolveUser(context, settings, named, p.UserId, properties).catch((error: unknown) => {
+    const mismatchesOf = (read: GraphUser): string[] =>
+      [...expectations]
+        .filter(([property, expected]) => !matches(property, read[property], expected, p.MultiValueMode))
+        .map(([property]) => property);
+    let user: GraphUser | undefined;
+    const check = async (): Promise<string[]> => {
+      // First read: resolve the parameter (re-read while not found). Re-reads: the same user by id;
+      // a replica answering 404 now says nothing new, so the last read stands.
+      user =
+        user === undefined
+          ? await resolveUser(context, settings, named, p.UserId, properties)
+          : ((await findUser(context.tenant.graph, user.id, properties, context.signal)) ?? user);
+      return mismatchesOf(user);
+    };
+    const mismatches = await untilHolds(
+      check,
+      (found) => found.length === 0,
+      settings.replicationGraceMs,
+      context.signal,
+    ).catch((error: unknown) => {
       // Graph answers 400 for a property the user type does not have: say which were asked for.
       if (error instanceof MatoolkitError && error.reason === reasonCodes.graphBadRequest) {
         throw new NonRetriableError(
@@ -70,9 +96,6 @@ export function testEntraAttributeMatch(settings: EntraSettings): WorkerFunction
       }
       throw error;
     });
-    const mismatches = [...expectations]
-      .filter(([property, expected]) => !matches(property, user[property], expected, p.MultiValueMode))
-      .map(([property]) => property);
     if (mismatches.length > 0 && p.FailOnMismatch) {
       throw new NonRetriableError(
         reasonCodes.checkMismatch,

@@ -166,6 +166,103 @@ describe("Exchange standard functions: simulated-only behaviour", () => {
     },
   );
 
+  describe("a change rolled back right after it, while reads still show the state before it", () => {
+    const archiveGuid = "0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0";
+    const otherGuid = "11111111-2222-4333-8444-555555555555";
+    const rollbackSeed: TenantSeedInput = {
+      recipients: [
+        seed.recipients![0]!,
+        {
+          Name: "adele",
+          RecipientTypeDetails: "MailUser",
+          PrimarySmtpAddress: "adele@fabrikam.example",
+          ExternalEmailAddress: "adele@contoso.example",
+          ExchangeGuid: exchangeGuid,
+          ArchiveGuid: archiveGuid,
+        },
+      ],
+    };
+    const primary = (name: string) => simulated!.simulator.state.findRecipient(name, "primary")!;
+    const replica = (name: string) => simulated!.simulator.state.findRecipient(name)!;
+
+    /** Runs the change, checks that reads still show the seeded state, then runs the rollback. */
+    async function changeThenRollBack(
+      name: string,
+      change: Record<string, unknown>,
+      rollback: Record<string, unknown>,
+      stillShown: (recipient: ReturnType<typeof replica>) => boolean,
+    ): Promise<void> {
+      simulated = await startSimulatedFixture({ seed: rollbackSeed, replicationDelayMs: 300 });
+      const { fixture } = simulated;
+      expect(await fn(name)(change, fixture.context())).toBe(true);
+      expect(stillShown(replica(String(change.Identity)))).toBe(true);
+      expect(await fn(name)(rollback, fixture.context())).toBe(true);
+      // A re-run of the rollback changes nothing more.
+      const changes = simulated.simulator.state.changes();
+      expect(await fn(name)(rollback, fixture.context())).toBe(true);
+      expect(simulated.simulator.state.changes()).toEqual(changes);
+    }
+
+    it("Set-ExchangePrimaryEmail B then back to A leaves A primary", async () => {
+      await changeThenRollBack(
+        "Set-ExchangePrimaryEmail",
+        { Identity: "megan", PrimarySmtpAddress: "megan.b@fabrikam.example" },
+        { Identity: "megan", PrimarySmtpAddress: "megan@fabrikam.example" },
+        (read) => read.PrimarySmtpAddress === "megan@fabrikam.example",
+      );
+      expect(primary("megan")).toMatchObject({
+        PrimarySmtpAddress: "megan@fabrikam.example",
+        EmailAddresses: ["SMTP:megan@fabrikam.example", "smtp:megan.b@fabrikam.example"],
+        EmailAddressPolicyEnabled: false,
+      });
+    });
+
+    it("Set-ExchangeExternalAddress to another address then back leaves the first one", async () => {
+      await changeThenRollBack(
+        "Set-ExchangeExternalAddress",
+        { Identity: "adele", ExternalEmailAddress: "adele.v@contoso.example" },
+        { Identity: "adele", ExternalEmailAddress: "adele@contoso.example" },
+        (read) => read.ExternalEmailAddress === "SMTP:adele@contoso.example",
+      );
+      expect(primary("adele").ExternalEmailAddress).toBe("SMTP:adele@contoso.example");
+    });
+
+    it("Set-ExchangeMailUserGuids to other GUIDs then back leaves the first ones", async () => {
+      await changeThenRollBack(
+        "Set-ExchangeMailUserGuids",
+        { Identity: "adele", ExchangeGuid: otherGuid, ArchiveGuid: otherGuid },
+        { Identity: "adele", ExchangeGuid: exchangeGuid, ArchiveGuid: archiveGuid },
+        (read) => read.ExchangeGuid === exchangeGuid,
+      );
+      expect(primary("adele")).toMatchObject({ ExchangeGuid: exchangeGuid, ArchiveGuid: archiveGuid });
+    });
+
+    it("Set-ExchangeMailUserGuids adds back an X500 address removed a moment ago", async () => {
+      const x500 = "X500:/o=Contoso/cn=adele";
+      simulated = await startSimulatedFixture({
+        seed: { recipients: [{ ...rollbackSeed.recipients![1]!, EmailAddresses: [x500] }] },
+        replicationDelayMs: 300,
+      });
+      const { fixture } = simulated;
+      await fixture.tenant.exchange.invoke(
+        "Set-MailUser",
+        {
+          Identity: "adele",
+          EmailAddresses: { "@odata.type": "#Exchange.GenericHashTable", Remove: [x500] },
+        },
+        new AbortController().signal,
+      );
+      expect(replica("adele").EmailAddresses).toContain(x500);
+      const params = {
+        Identity: "adele",
+        ExchangeGuid: exchangeGuid,
+        LegacyExchangeDN: "/o=Contoso/cn=adele",
+      };
+      expect(await fn("Set-ExchangeMailUserGuids")(params, fixture.context())).toBe(true);
+      expect(primary("adele").EmailAddresses).toContain(x500);
+    });
+  });
+
   it("writes to a mail user created a moment ago, before its creation has replicated", async () => {
     simulated = await startSimulatedFixture({ replicationDelayMs: 300 });
     const { fixture, simulator } = simulated;

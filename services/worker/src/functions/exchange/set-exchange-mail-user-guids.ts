@@ -1,10 +1,9 @@
 import { z } from "zod";
 import { parseFunctionParams } from "../parse-function-params.ts";
 import type { WorkerFunction } from "../worker-function.ts";
-import { hasAddress } from "./addresses.ts";
 import { blankAsMissing, guid, identity } from "./exchange-params.ts";
 import { explainConflict } from "./explain-conflict.ts";
-import { emailAddressesOf, getRecipient, requireMailUser } from "./get-recipient.ts";
+import { getRecipient, requireMailUser } from "./get-recipient.ts";
 import type { LookupPatience } from "./lookup-patience.ts";
 
 const name = "Set-ExchangeMailUserGuids";
@@ -19,27 +18,29 @@ const params = z.object({
 /**
  * Prepares a target mail user for a cross-tenant mailbox move: its ExchangeGuid (and ArchiveGuid)
  * must equal the source mailbox's, and the source LegacyExchangeDN must be one of its `X500:`
- * addresses. Mail users only. Idempotent: when everything already holds → success with no write;
- * otherwise one Set-MailUser with only what differs.
+ * addresses. Mail users only. One Set-MailUser with every given value, always sent, the X500 as
+ * an EmailAddresses Add (a no-op when the address is there): a read may be stale, and one that
+ * shows the values already set (GUIDs rolled back right after a change, say) would skip a write
+ * that is needed. Exchange answers unchanged values with "no settings … have been modified", so
+ * a re-run changes nothing.
  */
 export function setExchangeMailUserGuids(patience: LookupPatience): WorkerFunction {
   return async (raw, { tenant, signal }) => {
     const { Identity, ExchangeGuid, ArchiveGuid, LegacyExchangeDN } = parseFunctionParams(name, params, raw);
     const recipient = await getRecipient(tenant.exchange, name, "Identity", Identity, signal, patience);
     requireMailUser(recipient, name);
-    const { properties } = recipient;
-    const changes: Record<string, unknown> = {};
-    if (String(properties.ExchangeGuid ?? "").toLowerCase() !== ExchangeGuid)
-      changes.ExchangeGuid = ExchangeGuid;
-    if (ArchiveGuid !== undefined && String(properties.ArchiveGuid ?? "").toLowerCase() !== ArchiveGuid) {
-      changes.ArchiveGuid = ArchiveGuid;
-    }
-    const x500 =
-      LegacyExchangeDN === undefined ? undefined : `X500:${LegacyExchangeDN.replace(/^x500:/i, "")}`;
-    if (x500 !== undefined && !hasAddress(emailAddressesOf(properties), x500)) {
-      changes.EmailAddresses = { "@odata.type": "#Exchange.GenericHashTable", Add: [x500] };
-    }
-    if (Object.keys(changes).length === 0) return true;
+    const changes: Record<string, unknown> = {
+      ExchangeGuid,
+      ...(ArchiveGuid !== undefined ? { ArchiveGuid } : {}),
+      ...(LegacyExchangeDN !== undefined
+        ? {
+            EmailAddresses: {
+              "@odata.type": "#Exchange.GenericHashTable",
+              Add: [`X500:${LegacyExchangeDN.replace(/^x500:/i, "")}`],
+            },
+          }
+        : {}),
+    };
     await explainConflict(name, "a value of ExchangeGuid, ArchiveGuid or LegacyExchangeDN", () =>
       tenant.exchange.invoke("Set-MailUser", { Identity: recipient.guid, ...changes }, signal),
     );

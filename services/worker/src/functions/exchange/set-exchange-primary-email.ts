@@ -15,8 +15,12 @@ const params = z.object({ Identity: identity, PrimarySmtpAddress: smtpAddress })
  * the old primary as a secondary. Written with WindowsEmailAddress, which Exchange Online honours
  * for both kinds (Set-MailUser's PrimarySmtpAddress works on-premises only), and only while the
  * recipient is not under an email address policy: so the same call turns the policy off when it
- * is on. Idempotent: already primary → success with no write; a stale re-run re-sends the same
- * value, which Exchange answers as "nothing modified".
+ * is on. The Set-* is always sent, even when a read shows the address already primary: a read
+ * may be stale, and a rollback right after a change (A → B, then at once B → A) reads A as
+ * primary and would skip the write, leaving B. Exchange applies it on the latest state and
+ * answers an unchanged value with "no settings … have been modified" (a re-run changes nothing).
+ * The policy is turned off only when the read shows it on and the address not yet primary: a
+ * recipient whose policy already gives it that primary keeps its policy.
  */
 export function setExchangePrimaryEmail(patience: LookupPatience): WorkerFunction {
   return async (raw, { tenant, signal }) => {
@@ -27,12 +31,12 @@ export function setExchangePrimaryEmail(patience: LookupPatience): WorkerFunctio
     const current =
       primaryOf(emailAddressesOf(recipient.properties)) ??
       String(recipient.properties.PrimarySmtpAddress ?? "").toLowerCase();
-    if (current === address.toLowerCase()) return true;
     const policyEnabled = String(recipient.properties.EmailAddressPolicyEnabled).toLowerCase() === "true";
+    const alreadyPrimary = current === address.toLowerCase();
     const parameters = {
       Identity: recipient.guid,
       WindowsEmailAddress: address,
-      ...(policyEnabled ? { EmailAddressPolicyEnabled: false } : {}),
+      ...(policyEnabled && !alreadyPrimary ? { EmailAddressPolicyEnabled: false } : {}),
     };
     await explainConflict(name, "PrimarySmtpAddress", () =>
       tenant.exchange.invoke(cmdlet, parameters, signal),

@@ -4,8 +4,8 @@ import { parseFunctionParams } from "../parse-function-params.ts";
 import type { WorkerFunction } from "../worker-function.ts";
 import { propertyMatches, propertyOf } from "./attribute-comparison.ts";
 import { flag, identity } from "./exchange-params.ts";
-import { getRecipient } from "./get-recipient.ts";
-import type { LookupPatience } from "./lookup-patience.ts";
+import { getRecipient, type ResolvedRecipient } from "./get-recipient.ts";
+import { withPatience, type LookupPatience } from "./lookup-patience.ts";
 
 const name = "Test-ExchangeAttributeMatch";
 const expected = z.union([z.string(), z.array(z.string()), z.null()]);
@@ -23,17 +23,37 @@ const params = z.object({
  * hold the expected values; see attribute-comparison.ts for the rules. A mismatch fails the step
  * permanently with check.mismatch naming the properties, never the values, unless
  * `FailOnMismatch: false`, which returns `Match: false` instead. Read-only, so re-runs are safe.
+ *
+ * Runbooks run this right after the write it verifies (e.g. Add-ExchangeSecondaryEmail), and the
+ * server that answers may not have seen that write yet. So a mismatch is re-read within the
+ * lookup patience (the same attempts as "not found", shared with it) and reported only if it
+ * still holds on the last attempt: a match on any read returns at once, a genuine mismatch takes
+ * the whole patience (default 3 × 2 s) to be reported. The waits are abortable (job timeout).
  */
 export function testExchangeAttributeMatch(patience: LookupPatience): WorkerFunction {
   return async (raw, { tenant, signal }) => {
     const { Identity, Attributes, FailOnMismatch, MultiValueMode } = parseFunctionParams(name, params, raw);
-    const recipient = await getRecipient(tenant.exchange, name, "Identity", Identity, signal, patience);
-    const Mismatches = Object.entries(Attributes)
-      .filter(
-        ([property, value]) =>
-          !propertyMatches(propertyOf(recipient.properties, property), value, MultiValueMode),
-      )
-      .map(([property]) => property);
+    const mismatchesOf = (recipient: ResolvedRecipient): string[] =>
+      Object.entries(Attributes)
+        .filter(
+          ([property, value]) =>
+            !propertyMatches(propertyOf(recipient.properties, property), value, MultiValueMode),
+        )
+        .map(([property]) => property);
+    // One read per attempt: withPatience below spends the attempts, on "not found" and mismatch.
+    const once: LookupPatience = { attempts: 1, delayMs: patience.delayMs };
+    let last: ResolvedRecipient | undefined;
+    const read = async (): Promise<string[]> => {
+      try {
+        last = await getRecipient(tenant.exchange, name, "Identity", last?.guid ?? Identity, signal, once);
+      } catch (error) {
+        // Found before: a server answering "not found" now says nothing new, the last read stands.
+        const notFound = error instanceof NonRetriableError && error.reason === reasonCodes.exchangeNotFound;
+        if (!notFound || last === undefined) throw error;
+      }
+      return mismatchesOf(last);
+    };
+    const Mismatches = await withPatience(patience, signal, read, (found) => found.length === 0);
     const Match = Mismatches.length === 0;
     if (!Match && FailOnMismatch) {
       throw new NonRetriableError(

@@ -22,6 +22,12 @@ const params = z.object({
  * any of its SMTP addresses, so a runbook can pass whichever it has. When the membership is not as
  * expected: permanent check.membership, or with `FailOnMismatch: false` `Match: false`.
  * Read-only, so re-runs are safe.
+ *
+ * Runbooks run this right after the Add/Remove it verifies, and the server that answers may not
+ * have seen that write yet. So a wrong membership is re-read within the lookup patience (the
+ * same attempts as "not found", shared with it) and reported only if it is still wrong on the
+ * last attempt: a match on any read returns at once, a genuine mismatch takes the whole patience
+ * (default 3 × 2 s) to be reported. The waits are abortable (job timeout).
  */
 export function testExchangeGroupMembership(patience: LookupPatience): WorkerFunction {
   return async (raw, { tenant, signal }) => {
@@ -30,10 +36,19 @@ export function testExchangeGroupMembership(patience: LookupPatience): WorkerFun
       params,
       raw,
     );
-    const members = await withPatience(patience, signal, () =>
-      groupMembers(tenant.exchange, GroupIdentity, signal),
-    );
-    const IsMember = members.some((member) => isSameRecipient(member, MemberIdentity));
+    let last: boolean | undefined;
+    const read = async (): Promise<boolean> => {
+      try {
+        const members = await groupMembers(tenant.exchange, GroupIdentity, signal);
+        last = members.some((member) => isSameRecipient(member, MemberIdentity));
+      } catch (error) {
+        // Found before: a server answering "not found" now says nothing new, the last read stands.
+        const notFound = error instanceof NonRetriableError && error.reason === reasonCodes.exchangeNotFound;
+        if (!notFound || last === undefined) throw error;
+      }
+      return last;
+    };
+    const IsMember = await withPatience(patience, signal, read, (isMember) => isMember === ShouldBeMember);
     const Match = IsMember === ShouldBeMember;
     if (!Match && FailOnMismatch) {
       const expectation = ShouldBeMember ? "is not a member" : "is a member, but should not be";
