@@ -147,10 +147,18 @@ function checkRunTemplate(
   }
   data.apps.forEach((app, index) => {
     const at = (...path: PropertyKey[]): PropertyKey[] => ["apps", index, ...path];
-    const convention = daprApps.find((candidate) => candidate.appId === app.appID);
+    const fixed = daprApps.find((candidate) => candidate.appId === app.appID);
+    const convention = fixed ?? extraWorkerPool(app);
     if (!convention) {
-      report(document, at("appID"), `app ${app.appID} is not in the conventions table`);
+      report(
+        document,
+        at("appID"),
+        `app ${app.appID} is not in the conventions table (extra worker pools are named ${workerPoolAppIdPattern.source})`,
+      );
       return;
+    }
+    if (fixed === undefined) {
+      checkExtraWorkerPool(app, data.apps, (path, message) => report(document, at(...path), message));
     }
     const expected = {
       appPort: convention.appPort,
@@ -449,4 +457,50 @@ function checkComposeConfiguration(documents: readonly DaprDocument[], report: R
   if (!isDeepStrictEqual(withoutEndpoints(local.data), withoutEndpoints(compose.data))) {
     report(compose.document, ["spec"], `must equal ${daprConfigFile} except for exporter endpoints`);
   }
+}
+
+/**
+ * An extra worker pool (its own WorkerId, so its own subscription and consumer group) runs the
+ * worker under `matoolkit-worker-<pool>`: the worker's command and rules, its own ports (the
+ * components' scopes must name it too: check-component-scopes.ts).
+ */
+const workerPoolAppIdPattern = /^matoolkit-worker-[a-z0-9][a-z0-9-]{0,30}$/;
+
+function extraWorkerPool(app: {
+  appID: string;
+  appPort?: number;
+  daprHTTPPort?: number;
+  daprGRPCPort?: number;
+}) {
+  if (!workerPoolAppIdPattern.test(app.appID)) return undefined;
+  const worker = daprApps.find((candidate) => candidate.appId === "matoolkit-worker");
+  if (worker === undefined) return undefined;
+  // Its ports are its own (checked for clashes below); the rest is the worker's convention.
+  return {
+    ...worker,
+    appId: app.appID,
+    appPort: app.appPort ?? worker.appPort,
+    daprHttpPort: app.daprHTTPPort ?? worker.daprHttpPort,
+    daprGrpcPort: app.daprGRPCPort ?? worker.daprGrpcPort,
+    env: {},
+  };
+}
+
+function checkExtraWorkerPool(
+  app: { appID: string; env?: Record<string, string> },
+  apps: readonly { appID: string; env?: Record<string, string> }[],
+  report: (path: PropertyKey[], message: string) => void,
+): void {
+  // Ports shared with another app are refused by the run template's own schema check.
+  const workerId = app.env?.MATOOLKIT_WORKER_ID;
+  if (!workerId) {
+    report(["env"], `${app.appID} needs env MATOOLKIT_WORKER_ID (its pool's WorkerId)`);
+    return;
+  }
+  // Two pools on one WorkerId would compete for the same jobs under different consumer groups.
+  const other = apps.find(
+    (candidate) => candidate !== app && candidate.env?.MATOOLKIT_WORKER_ID === workerId,
+  );
+  if (other !== undefined)
+    report(["env"], `${app.appID} shares MATOOLKIT_WORKER_ID ${workerId} with ${other.appID}`);
 }

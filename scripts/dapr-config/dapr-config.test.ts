@@ -320,6 +320,27 @@ describe("the cross-file checks reject files that drift from the conventions", (
     ]);
   });
 
+  it("an extra worker pool in dapr.yaml: accepted with its own WorkerId, refused on another pool's", async () => {
+    const pool = (workerId: string, appPort: number) => `  - appID: matoolkit-worker-02
+    appDirPath: ./
+    appPort: ${appPort}
+    daprHTTPPort: 3505
+    daprGRPCPort: 50005
+    command: ["npx", "tsx", "services/worker/src/main.ts"]
+    env:
+      MATOOLKIT_DAPR_APP_PORT: "${appPort}"
+      MATOOLKIT_WORKER_ID: "${workerId}"
+`;
+    const withPool = (workerId: string, appPort: number) =>
+      withEditedFile("dapr.yaml", (text) => `${text.trimEnd()}\n${pool(workerId, appPort)}`);
+    expect(checkDaprConventions(await withPool("worker-02", 3005), context).map(formatProblem)).toEqual([]);
+    expect(checkDaprConventions(await withPool("worker-01", 3005), context).map(formatProblem)).toEqual([
+      expect.stringMatching(
+        /apps\[4\]\.env: matoolkit-worker-02 shares MATOOLKIT_WORKER_ID worker-01 with matoolkit-worker$/,
+      ),
+    ]);
+  });
+
   it("dapr.yaml loading the declarative subscriptions next to the programmatic ones", async () => {
     const edited = await withEditedFile("dapr.yaml", (text) =>
       text.replace("    - ./dapr/resources\n", "    - ./dapr/resources\n    - ./dapr/subscriptions\n"),

@@ -6,6 +6,7 @@
  */
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { checkComponentScopes, loadDeploymentDocs } from "./check-component-scopes.ts";
 import { checkDaprConventions } from "./check-dapr-conventions.ts";
 import { loadDaprFiles } from "./load-dapr-files.ts";
 import { formatProblem, validateDocuments, type DocumentReport } from "./validate-dapr-files.ts";
@@ -27,12 +28,13 @@ for (const [file, fileReports] of reportsByFile) {
   for (const problem of problems) console.log(`       ${formatProblem(problem)}`);
 }
 
-const conventionProblems = checkDaprConventions(documents, {
-  pathExists: (path) => existsSync(join(root, path)),
-});
+const conventionProblems = [
+  ...checkDaprConventions(documents, { pathExists: (path) => existsSync(join(root, path)) }),
+  ...checkComponentScopes(documents, await loadDeploymentDocs(root)),
+];
 problemCount += conventionProblems.length;
 console.log(
-  `${conventionProblems.length === 0 ? "OK  " : "FAIL"} conventions (profiles, apps, ports, subscriptions)`,
+  `${conventionProblems.length === 0 ? "OK  " : "FAIL"} conventions (profiles, apps, ports, subscriptions, scopes)`,
 );
 for (const problem of conventionProblems) console.log(`       ${formatProblem(problem)}`);
 

@@ -4,6 +4,7 @@
  */
 import { posix } from "node:path";
 import type { z } from "zod";
+import { unknownMetadataFieldProblems } from "./component-metadata-fields.ts";
 import {
   componentSchema,
   composeSchema,
@@ -92,7 +93,9 @@ export function validateDocument(document: DaprDocument): DocumentReport {
   }
   const result = schemaOfKind[kind].safeParse(document.value);
   const problems = result.success
-    ? []
+    ? kind === "Component"
+      ? unknownMetadataFieldProblems(document)
+      : []
     : result.error.issues.map((issue) => {
         // Point an unknown field at its own line rather than at the object that holds it.
         const keys = issue.code === "unrecognized_keys" ? issue.keys : [];

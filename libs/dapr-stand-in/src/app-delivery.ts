@@ -13,7 +13,9 @@ import { chooseRoute, type Subscription } from "./subscriptions.ts";
  * - `POST <app><path>` with the CloudEvent as `application/cloudevents+json`;
  * - 2xx with an empty or unparsable body, no `status`, or `SUCCESS` acknowledges; `RETRY` and any
  *   unknown status are retried; `DROP` acknowledges and forwards to the dead-letter topic;
- * - 404 drops the message (not dead-lettered); any other status or a connection error is retried;
+ * - 404 is non-retriable: daprd drops the message like a DROP answer and forwards it to the
+ *   dead-letter topic (postman/http: 404 → ErrMessageDropped, which subscription.go dead-letters);
+ *   any other status or a connection error is retried;
  * - once retries are exhausted the message goes to the dead-letter topic, if any.
  * Note: daprd without a resiliency retry policy dead-letters on the *first* failure; the stand-in's
  * `maxDeliveryAttempts` plays the role of the pub/sub component's inbound retry policy.
@@ -180,7 +182,7 @@ async function deliver(
 
   const verdict = interpretAppResponse(response);
   if (!verdict.retriable) {
-    const forwarded = verdict.outcome === "drop" && response.status !== 404 ? deadLetter() : undefined;
+    const forwarded = verdict.outcome === "drop" ? deadLetter() : undefined;
     record({
       path: route.path,
       outcome: verdict.outcome,
@@ -242,7 +244,7 @@ export function interpretAppResponse(response: AppResponse): AppVerdict {
       outcome: "drop",
       retriable: false,
       httpStatus: status,
-      detail: "app answered 404 (non-retriable, not dead-lettered)",
+      detail: "app answered 404 (non-retriable: dropped and dead-lettered)",
     };
   return { outcome: "error", retriable: true, httpStatus: status };
 }

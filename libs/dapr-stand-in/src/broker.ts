@@ -24,6 +24,13 @@ const brokerOptionsSchema = z.strictObject({
    * report an ETag mismatch (Cosmos DB, Azure Table Storage) give 409.
    */
   stateFirstWriteConflictStatus: z.union([z.literal(500), z.literal(409)]).default(500),
+  /**
+   * Retries of the state store's outbound resiliency policy (`maxRetries`). daprd re-runs a save
+   * that failed with a plain store error (a first-write conflict on Redis/PostgreSQL/DynamoDB, a
+   * timeout) and never one that failed with an ETag error (pkg/components/state/bulk.go). 0 is
+   * daprd without a policy.
+   */
+  stateSaveRetries: z.number().int().min(0).default(0),
   /** Failure policy for jobs that set none; daprd's default is 3 retries, 1 s apart. */
   defaultJobFailurePolicy: z
     .strictObject({ maxRetries: z.number().int().min(0), intervalMs: z.number().min(0) })
@@ -53,6 +60,13 @@ export interface StandInBroker {
   jobTriggers(appId?: string): JobTriggerRecord[];
   /** Live entries of a state store, keyed as stored (`<appId>||<key>`). */
   stateEntries(storeName: string): ReadonlyMap<string, StoredItem>;
+  /**
+   * Fault: the next save of `key` (as the app names it) commits, but the sidecar's call times out
+   * (componentCall timeout), so daprd treats it as a plain error: retried per `stateSaveRetries`.
+   */
+  timeOutNextStateSave(key: string): void;
+  /** How many times the store ran a save of `key` (as the app names it), retries included. */
+  stateSaveExecutions(key: string): number;
   /** Stops broker timers (redeliveries, job schedules). Sidecars should be stopped first. */
   close(): void;
   /** @internal parts the sidecars use. */
@@ -65,6 +79,9 @@ export interface BrokerInternals {
   readonly scheduler: JobScheduler;
   recordDelivery(record: DeliveryRecord): void;
   nextSidecarId(appId: string): string;
+  /** True once for a key given to `timeOutNextStateSave`. */
+  takeStateSaveTimeout(key: string): boolean;
+  countStateSave(key: string): void;
 }
 
 export function createStandInBroker(options: StandInBrokerOptions = {}): StandInBroker {
@@ -81,6 +98,8 @@ export function createStandInBroker(options: StandInBrokerOptions = {}): StandIn
   const scheduler = new JobScheduler({ defaultFailurePolicy, now });
   const deliveryLog: DeliveryRecord[] = [];
   const sidecarCounts = new Map<string, number>();
+  const saveTimeouts = new Set<string>();
+  const saveExecutions = new Map<string, number>();
 
   return {
     options: resolved,
@@ -92,6 +111,8 @@ export function createStandInBroker(options: StandInBrokerOptions = {}): StandIn
     jobs: (appId) => scheduler.list(appId),
     jobTriggers: (appId) => scheduler.triggers(appId),
     stateEntries: (storeName) => state.entries(storeName),
+    timeOutNextStateSave: (key) => void saveTimeouts.add(key),
+    stateSaveExecutions: (key) => saveExecutions.get(key) ?? 0,
     close: () => {
       pubsub.close();
       scheduler.close();
@@ -101,6 +122,8 @@ export function createStandInBroker(options: StandInBrokerOptions = {}): StandIn
       state,
       scheduler,
       recordDelivery: (record) => deliveryLog.push(record),
+      takeStateSaveTimeout: (key) => saveTimeouts.delete(key),
+      countStateSave: (key) => void saveExecutions.set(key, (saveExecutions.get(key) ?? 0) + 1),
       nextSidecarId: (appId) => {
         const count = (sidecarCounts.get(appId) ?? 0) + 1;
         sidecarCounts.set(appId, count);

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   createStandInBroker,
   startStandInSidecar,
@@ -167,6 +167,28 @@ describe("jobs API", () => {
       [3, "success"],
     ]);
     expect(app.requests.filter((request) => request.path === "/job/gone")).toHaveLength(1);
+  });
+
+  it("applies Dapr's default failure policy to a job that sets none: 1 trigger + 3 retries 1 s apart, then dropped", async () => {
+    const broker = newBroker();
+    const app = await newApp(() => ({ status: 500 }));
+    const scheduler = await newSidecar(broker, "matoolkit-scheduler", app);
+
+    await scheduleJob(scheduler.jobUrl("always-failing"), { dueTime: "0s" });
+
+    // The job disappears once its policy gives up on the trigger.
+    await vi.waitFor(() => expect(scheduler.jobs()).toEqual([]), { timeout: 10_000, interval: 25 });
+    const attempts = scheduler.jobTriggers().filter((record) => record.name === "always-failing");
+    expect(attempts.map((record) => [record.attempt, record.outcome])).toEqual([
+      [1, "failure"],
+      [2, "failure"],
+      [3, "failure"],
+      [4, "failure"],
+    ]);
+    const gaps = attempts
+      .slice(1)
+      .map((record, index) => record.at.getTime() - attempts[index]!.at.getTime());
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(950);
   });
 
   it("delivers each trigger to exactly one sidecar of the app id and keeps jobs of different app ids apart", async () => {

@@ -4,7 +4,10 @@ import { TimerSet } from "./timers.ts";
 /**
  * The Dapr Scheduler's part of the jobs API, shared by every sidecar of a broker: jobs belong to an
  * app id, each trigger goes to exactly one connected sidecar of that app id (round robin), and a
- * failed trigger is retried per the job's failure policy (default: 3 retries, 1 s apart). A 404 from
+ * failed trigger is retried per the job's failure policy. A job without one gets the Scheduler's
+ * default, set by go-etcd-cron when the job is stored (internal/scheduler/builder.go, v0.9.x in
+ * Dapr 1.16 to v0.12.x in 1.18): constant, 1 s interval, max 3 retries, so 4 attempts and the
+ * trigger is dropped (a one-shot job is then gone). A 404 from
  * the app is not retried. Triggers due while no sidecar of the app id is connected are held until
  * one connects, as the Scheduler does.
  */

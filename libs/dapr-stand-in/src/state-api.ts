@@ -97,12 +97,8 @@ async function save(
   // A non-transactional bulk save applies every item on its own; the first failure is reported.
   let firstError: StateError | undefined;
   for (const item of body) {
-    try {
-      context.broker.internals.state.apply(storeName, [toSetOperation(context, item, queryMetadata)]);
-    } catch (error) {
-      if (!(error instanceof StateError)) throw error;
-      firstError ??= error;
-    }
+    const error = saveWithRetries(context, storeName, item, queryMetadata);
+    firstError ??= error;
   }
   if (firstError !== undefined) {
     const status = statusFor(context, firstError);
@@ -115,6 +111,34 @@ async function save(
     return;
   }
   sendEmpty(response);
+}
+
+/**
+ * One item as daprd saves it under the state store's outbound resiliency policy: a plain store
+ * error (a first-write conflict the store does not report as an ETag mismatch, a timeout) is run
+ * again up to `stateSaveRetries` times; an ETag mismatch is permanent.
+ */
+function saveWithRetries(
+  context: SidecarContext,
+  storeName: string,
+  item: StateItem,
+  queryMetadata: Record<string, string>,
+): StateError | undefined {
+  const internals = context.broker.internals;
+  let last: StateError | undefined;
+  for (let run = 0; run <= context.broker.options.stateSaveRetries; run += 1) {
+    internals.countStateSave(item.key);
+    try {
+      internals.state.apply(storeName, [toSetOperation(context, item, queryMetadata)]);
+      if (!internals.takeStateSaveTimeout(item.key)) return undefined;
+      last = new StateError("timeout", item.key, "context deadline exceeded");
+    } catch (error) {
+      if (!(error instanceof StateError)) throw error;
+      last = error;
+    }
+    if (statusFor(context, last) === 409) return last;
+  }
+  return last;
 }
 
 function get(context: SidecarContext, response: ServerResponse, storeName: string, key: string): void {
@@ -241,6 +265,7 @@ function statusFor(context: SidecarContext, error: StateError): number {
     case "first-write-conflict":
       return context.broker.options.stateFirstWriteConflictStatus;
     case "invalid-metadata":
+    case "timeout":
       return 500;
     default:
       return assertNever(error.kind);

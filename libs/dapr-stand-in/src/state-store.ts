@@ -35,7 +35,8 @@ export interface DeleteOperation {
 
 export type StateOperation = SetOperation | DeleteOperation;
 
-export type StateErrorKind = "etag-mismatch" | "first-write-conflict" | "invalid-metadata";
+/** `timeout`: the store call outlived daprd's timeout (it may have committed). */
+export type StateErrorKind = "etag-mismatch" | "first-write-conflict" | "invalid-metadata" | "timeout";
 
 export class StateError extends Error {
   constructor(

@@ -66,6 +66,7 @@ beforeAll(async () => {
     logger: platform.logger,
     workflows: { engine: platform.workflows, recheckSeconds: 30, reconcileSeconds: 30 },
   });
+  await orchestrator.startWorkflows();
   worker = await startWorkerService({
     bus,
     idempotency: platform.idempotency,

@@ -88,8 +88,10 @@ export async function startAll(env: Record<string, string | undefined>): Promise
     dataSources,
     ...apiConfig,
   });
-  // Every subscription is in place: open the runtime to deliveries (Dapr reads them once).
+  // Every subscription is in place: open the runtime to deliveries (Dapr reads them once). Only
+  // then the workflows: up to Dapr 1.17 the sidecar answers workflow calls once that port is open.
   await platform.start();
+  await orchestrator.startWorkflows();
   return {
     platform,
     apiUrl: api.url,

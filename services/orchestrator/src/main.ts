@@ -19,7 +19,10 @@ await runUntilSignalled("orchestrator", async () => {
       reconcileSeconds: config.workflowReconcileSeconds,
     },
   });
+  // Subscribed: open the app port (Dapr reads the subscriptions once), and only then start the
+  // workflows. Up to Dapr 1.17 the sidecar answers workflow calls only once that port is open.
   await platform.start();
+  await orchestrator.startWorkflows();
   platform.logger.info("orchestrator consuming orchestrator-events and worker-results");
   return async () => {
     await orchestrator.stop();

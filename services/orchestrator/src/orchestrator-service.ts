@@ -26,7 +26,7 @@ import { handlePhaseDue } from "./handlers/phase-due.ts";
 import { handleWorkerResult } from "./handlers/worker-result.ts";
 import { RunbookCache } from "./runbook-cache.ts";
 import { timeOutStuckExecutions } from "./stuck-executions.ts";
-import { startBatchWorkflowHost } from "./workflow/batch-workflow-host.ts";
+import { createBatchWorkflowHost } from "./workflow/batch-workflow-host.ts";
 
 export interface OrchestratorOptions {
   readonly db: Db;
@@ -44,9 +44,21 @@ export interface OrchestratorOptions {
   };
 }
 
-export type OrchestratorService = OrchestratorContext & { stop(): Promise<void> };
+export type OrchestratorService = OrchestratorContext & {
+  /**
+   * Starts the workflow engine and the batch workflows (resume from SQL). Call it after
+   * `Platform.start()` opened the app port, never before: Dapr up to 1.17 holds every workflow
+   * call until that port answers (see BatchWorkflowHost.start). No-op without `workflows`.
+   */
+  startWorkflows(): Promise<void>;
+  stop(): Promise<void>;
+};
 
-/** 000 "Orchestrator Internals": two subscriptions, one router per message type, one result processor. */
+/**
+ * 000 "Orchestrator Internals": two subscriptions, one router per message type, one result
+ * processor. Subscribes and registers the batch workflow, and calls nothing on the workflow engine:
+ * that is `startWorkflows()`, once the process can be reached.
+ */
 export async function startOrchestratorService(options: OrchestratorOptions): Promise<OrchestratorService> {
   const logger = options.logger.child({ service: "orchestrator" });
   const now = options.now ?? (() => new Date());
@@ -56,7 +68,7 @@ export async function startOrchestratorService(options: OrchestratorOptions): Pr
   const host =
     options.workflows === undefined
       ? undefined
-      : await startBatchWorkflowHost({
+      : createBatchWorkflowHost({
           db: options.db,
           logger,
           now,
@@ -80,7 +92,11 @@ export async function startOrchestratorService(options: OrchestratorOptions): Pr
   await options.bus.subscribe({ ...workerResultsSubscription, concurrency }, (delivery) =>
     handleResultDelivery(ctx, delivery),
   );
-  return { ...ctx, stop: async () => host?.stop() };
+  return {
+    ...ctx,
+    startWorkflows: async () => host?.start(),
+    stop: async () => host?.stop(),
+  };
 }
 
 export async function handleOrchestratorEvent(ctx: OrchestratorContext, delivery: Delivery): Promise<void> {

@@ -1,6 +1,18 @@
 import type { DaprHttp } from "./dapr-http.ts";
 
-/** The Jobs API body (Dapr 1.14+): a schedule or a due time, or both, and data for the trigger. */
+/**
+ * What the Scheduler does when a trigger fails (the app answered non-2xx or was unreachable).
+ * `constant` without `maxRetries` retries forever; `interval` is a Go duration (`5s`, `200ms`).
+ */
+export type DaprJobFailurePolicy =
+  | { readonly constant: { readonly interval: string; readonly maxRetries?: number } }
+  | { readonly drop: Record<string, never> };
+
+/**
+ * The Jobs HTTP API body: a schedule or a due time, or both, and data for the trigger. Dapr 1.15
+ * reads `data` as any JSON value (google.protobuf.Value); `overwrite` and `failurePolicy` exist from
+ * 1.16; earlier sidecars drop them silently (protojson with DiscardUnknown), hence 1.16+.
+ */
 export interface DaprJob {
   /** `@every 30s`, a macro (`@daily`) or a 6-field cron expression. */
   readonly schedule?: string;
@@ -8,8 +20,10 @@ export interface DaprJob {
   readonly dueTime?: string;
   readonly repeats?: number;
   readonly data?: unknown;
-  /** Replace a job of the same name instead of failing (Dapr 1.15+). */
+  /** Replace a job of the same name instead of failing (Dapr 1.16+). */
   readonly overwrite?: boolean;
+  /** Without one the Scheduler applies its default: 3 retries 1 s apart, then the trigger is dropped. */
+  readonly failurePolicy?: DaprJobFailurePolicy;
 }
 
 /** Alpha until Dapr 1.18 made it stable under `v1.0`; the path is configurable for that reason. */

@@ -1,12 +1,20 @@
 import type { Logger } from "../logger.ts";
 import type { RecurringTimer, TimerHandler, Timers } from "../ports/index.ts";
 import type { DaprAppServer } from "./dapr-app-server.ts";
-import type { DaprJobsClient } from "./dapr-jobs-client.ts";
+import type { DaprJobFailurePolicy, DaprJobsClient } from "./dapr-jobs-client.ts";
 import type { DeliverLater, PublishNow } from "./dapr-message-bus.ts";
 import type { DaprStateStore } from "./dapr-state-store.ts";
 import { delayedEnvelopeSchema, deliveryJobName, DELIVERY_JOB_PREFIX } from "./delayed-envelope.ts";
 import { createGuardedTick } from "./guarded-tick.ts";
 import { retryInBackground } from "./retry-in-background.ts";
+
+/**
+ * How often the Scheduler re-triggers a delayed delivery whose publish failed. Without an explicit
+ * policy Dapr gives up after 3 retries 1 s apart (go-etcd-cron's default), and the message (a retry
+ * or poll check) is lost while the broker is briefly down, leaving its step pending for good. So a
+ * delivery job retries at a constant interval, unbounded, until the publish succeeds.
+ */
+export const DEFAULT_DELIVERY_RETRY_INTERVAL_MS = 5_000;
 
 export interface DaprJobsTimers extends Timers {
   /** For the Dapr bus: a future `deliverAt` becomes a one-shot job that publishes it then. */
@@ -30,8 +38,13 @@ export function createDaprJobsTimers(options: {
   readonly app: DaprAppServer;
   readonly state: DaprStateStore;
   readonly logger: Logger;
+  /** Interval between re-triggers of a failed delayed delivery (tests shorten it). */
+  readonly deliveryRetryIntervalMs?: number;
 }): DaprJobsTimers {
   const { jobs, app, state } = options;
+  const deliveryFailurePolicy: DaprJobFailurePolicy = {
+    constant: { interval: `${options.deliveryRetryIntervalMs ?? DEFAULT_DELIVERY_RETRY_INTERVAL_MS}ms` },
+  };
   const logger = options.logger.child({ component: "dapr-jobs" });
   const abort = new AbortController();
   const ticks: Array<{ idle(): Promise<void> }> = [];
@@ -82,6 +95,7 @@ export function createDaprJobsTimers(options: {
       await jobs.schedule(deliveryJobName(message), {
         dueTime: message.deliverAt.toISOString(),
         overwrite: true,
+        failurePolicy: deliveryFailurePolicy,
         data: { id: message.id, topic: message.topic, properties: message.properties, body: message.body },
       });
     },

@@ -14,6 +14,7 @@ import { outgoingMessageSchema } from "../embedded/message-envelope.ts";
 import { daprCloudEventSchema, isTopic, propertiesOf, publishMetadata } from "./cloud-event-delivery.ts";
 import type { DaprAppServer, DaprDeliveryStatus } from "./dapr-app-server.ts";
 import type { DaprHttp } from "./dapr-http.ts";
+import { createDeadLetterIntake, deadLetterRoute, deadLetterSubscription } from "./dead-letter-intake.ts";
 import { installDeadLetterTable, readDaprDeadLetters, recordDeadLetter } from "./dead-letter-table.ts";
 import type { DaprStateStore } from "./dapr-state-store.ts";
 import type { DeliveryLedger } from "./delivery-ledger.ts";
@@ -64,6 +65,8 @@ interface LocalSubscription {
  * - DROP for a malformed CloudEvent, a non-retriable error (e.g. `message.invalid`), or the
  *   MAX_DELIVERY_ATTEMPTS-th failure: the reason is logged and recorded, and Dapr forwards the
  *   message to `<topic>-deadletter`.
+ * What Dapr dead-letters on its own (app unreachable, 404) is read back from `<topic>-deadletter`
+ * into the same table (dead-letter-intake.ts).
  * `declareSubscription` does nothing here: with Dapr, durable subscriptions are the broker's
  * (created when the app first subscribes, or provisioned by infrastructure).
  */
@@ -112,7 +115,33 @@ export async function createDaprMessageBus(options: DaprMessageBusOptions): Prom
       catchAllTopics: options.catchAllTopics ?? [],
     }),
   );
-  for (const topic of options.catchAllTopics ?? []) ensureRoute(topicRoute(topic), topic);
+  // Every topic this app consumes also has its dead-letter topic read back (dead-letter-intake.ts).
+  app.announceSubscriptions(() =>
+    [...new Set<Topic>([...(options.catchAllTopics ?? []), ...local.keys()])].map((topic) =>
+      deadLetterSubscription(pubsubName, topic),
+    ),
+  );
+  const ledgerKey = (topic: Topic, subscription: Subscription, messageId: string) =>
+    `delivery|${topic}|${subscription.name}|${messageId}`;
+  const intake = createDeadLetterIntake({
+    db,
+    ledger,
+    logger,
+    subscriptionsOf: (topic) => (local.get(topic) ?? []).map((entry) => entry.subscription),
+    ledgerKey,
+  });
+  const intakeRoutes = new Set<Topic>();
+  function ensureIntakeRoute(topic: Topic): void {
+    if (intakeRoutes.has(topic)) return;
+    intakeRoutes.add(topic);
+    app.route(deadLetterRoute(topic), (event) =>
+      track(stopped ? Promise.resolve("RETRY") : intake(topic, event)),
+    );
+  }
+  for (const topic of options.catchAllTopics ?? []) {
+    ensureRoute(topicRoute(topic), topic);
+    ensureIntakeRoute(topic);
+  }
 
   function ensureRoute(path: string, topic: Topic): void {
     if (announcedRoutes.has(path)) return;
@@ -156,7 +185,7 @@ export async function createDaprMessageBus(options: DaprMessageBusOptions): Prom
     message: { id: string; topic: Topic; body: unknown; properties: Record<string, string> },
   ): Promise<DaprDeliveryStatus> {
     const { subscription, handler } = entry;
-    const key = `delivery|${message.topic}|${subscription.name}|${message.id}`;
+    const key = ledgerKey(message.topic, subscription, message.id);
     const begun = await ledger.begin(key);
     switch (begun.kind) {
       case "duplicate":
@@ -255,6 +284,7 @@ export async function createDaprMessageBus(options: DaprMessageBusOptions): Prom
       const existing = local.get(subscription.topic) ?? [];
       local.set(subscription.topic, [...existing, { subscription, handler }]);
       ensureRoute(subscriptionRoute(subscription.topic, subscription.name), subscription.topic);
+      ensureIntakeRoute(subscription.topic);
       if (!unmatchedRoutes.has(subscription.topic)) {
         unmatchedRoutes.add(subscription.topic);
         app.route(unmatchedRoute(subscription.topic), async () => "SUCCESS");

@@ -161,6 +161,12 @@ describe("Dapr runtime against the stand-in sidecar", () => {
         ],
         deadLetterTopic: "worker-jobs-deadletter",
       }),
+      // Dapr's own dead letters are read back (dead-letter-intake.ts), with no dead-letter topic.
+      expect.objectContaining({
+        topic: "worker-jobs-deadletter",
+        rules: [{ match: undefined, path: "/dapr/deadletters/worker-jobs" }],
+        deadLetterTopic: undefined,
+      }),
     ]);
 
     const publish = (id: string, workerId: string) =>
@@ -233,6 +239,9 @@ describe("Dapr runtime against the stand-in sidecar", () => {
     await runtime.start();
     await sidecar.ready();
     expect((await fetch(`${appUrl}/dapr/subscribe`)).status).toBe(401);
-    expect(sidecar.subscriptions().map((subscription) => subscription.topic)).toEqual([topics.workerResults]);
+    expect(sidecar.subscriptions().map((subscription) => subscription.topic)).toEqual([
+      topics.workerResults,
+      `${topics.workerResults}-deadletter`,
+    ]);
   });
 });

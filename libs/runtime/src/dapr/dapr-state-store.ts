@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { DaprApiError, type DaprHttp } from "./dapr-http.ts";
 
 export interface StoredState<T> {
@@ -26,11 +27,34 @@ export interface DaprStateStore {
 const CONFLICT = 409;
 /**
  * Stores differ in how they report a lost first-write race: Cosmos DB and Azure Tables give an
- * ETag mismatch (409), Redis and PostgreSQL a plain store error that daprd answers with 500
- * ERR_STATE_SAVE / ERR_STATE_DELETE. A 500 is therefore checked against the stored item: if the
- * key is now there (or its ETag moved on) we lost the race; otherwise the error is real.
+ * ETag mismatch (409), Redis, PostgreSQL v2 and DynamoDB a plain store error that daprd answers
+ * with 500 ERR_STATE_SAVE / ERR_STATE_DELETE (after retrying it under the state store's outbound
+ * resiliency policy, which is why that policy is kept short). Neither answer proves we lost: a
+ * write that committed but whose answer timed out comes back the same way (the timeout, or
+ * daprd's retry hitting our own write). Every conditional write therefore carries a unique
+ * `claimToken`, and after a non-success the stored item is read back: our token means we won.
  */
 const MAYBE_CONFLICT = 500;
+const TOKEN_FIELD = "claimToken";
+
+/** Adds our token to an object value (the only kind our callers write conditionally). */
+function withToken(value: unknown, token: string): unknown {
+  return typeof value === "object" && value !== null && !Array.isArray(value)
+    ? { ...value, [TOKEN_FIELD]: token }
+    : value;
+}
+
+function tokenOf(value: unknown): unknown {
+  return typeof value === "object" && value !== null
+    ? (value as Record<string, unknown>)[TOKEN_FIELD]
+    : undefined;
+}
+
+function withoutToken<T>(value: T): T {
+  if (typeof value !== "object" || value === null || !(TOKEN_FIELD in value)) return value;
+  const { [TOKEN_FIELD]: _token, ...rest } = value as Record<string, unknown>;
+  return rest as T;
+}
 
 export function createDaprStateStore(http: DaprHttp, storeName: string): DaprStateStore {
   const store = encodeURIComponent(storeName);
@@ -50,10 +74,9 @@ export function createDaprStateStore(http: DaprHttp, storeName: string): DaprSta
     return { value: JSON.parse(text) as T, etag: response.headers.get("etag") ?? "" };
   };
 
-  /** After a 500: did we lose an optimistic-concurrency race, or did the store fail? */
-  const lostRace = async (key: string, expectedEtag: string | undefined): Promise<boolean> => {
-    const current = await read(key);
-    return expectedEtag === undefined ? current !== undefined : current?.etag !== expectedEtag;
+  const readWithoutToken = async <T>(key: string): Promise<StoredState<T> | undefined> => {
+    const found = await read<T>(key);
+    return found === undefined ? undefined : { value: withoutToken(found.value), etag: found.etag };
   };
 
   const save = async (item: {
@@ -63,6 +86,7 @@ export function createDaprStateStore(http: DaprHttp, storeName: string): DaprSta
     firstWrite: boolean;
     ttlSeconds: number;
   }): Promise<boolean> => {
+    const token = randomUUID();
     const response = await http.request({
       method: "POST",
       path: `/v1.0/state/${store}`,
@@ -71,23 +95,31 @@ export function createDaprStateStore(http: DaprHttp, storeName: string): DaprSta
       json: [
         {
           key: item.key,
-          value: item.value,
+          value: item.firstWrite ? withToken(item.value, token) : item.value,
           ...(item.etag === undefined ? {} : { etag: item.etag }),
           options: { concurrency: item.firstWrite ? "first-write" : "last-write", consistency: "strong" },
           metadata: { ttlInSeconds: String(Math.max(1, Math.ceil(item.ttlSeconds))) },
         },
       ],
     });
+    if (response.ok) return true;
+    // Not a success: decided by what is stored now (see MAYBE_CONFLICT).
+    const current = await read(item.key);
+    if (current !== undefined && tokenOf(current.value) === token) return true;
     if (response.status === CONFLICT) return false;
-    if (response.status === MAYBE_CONFLICT) {
-      if (await lostRace(item.key, item.etag)) return false;
-      throw new DaprApiError("state.save", response.status, "ERR_STATE_SAVE");
-    }
-    return true;
+    const lost = item.etag === undefined ? current !== undefined : current?.etag !== item.etag;
+    if (lost) return false;
+    throw new DaprApiError("state.save", response.status, "ERR_STATE_SAVE");
+  };
+
+  /** After a 500 on a delete: did we lose an ETag race, or did the store fail? */
+  const lostRace = async (key: string, expectedEtag: string | undefined): Promise<boolean> => {
+    const current = await read(key);
+    return expectedEtag === undefined ? current !== undefined : current?.etag !== expectedEtag;
   };
 
   return {
-    get: read,
+    get: readWithoutToken,
     create: (key, value, ttlSeconds) => save({ key, value, firstWrite: true, ttlSeconds }),
     replace: (key, value, etag, ttlSeconds) => save({ key, value, etag, firstWrite: true, ttlSeconds }),
     put: async (key, value, ttlSeconds) => void (await save({ key, value, firstWrite: false, ttlSeconds })),

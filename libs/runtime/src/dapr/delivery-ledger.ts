@@ -24,6 +24,8 @@ export type BeginOutcome =
 
 export interface DeliveryLedger {
   begin(key: string): Promise<BeginOutcome>;
+  /** What the ledger knows of a delivery (without changing it): undefined if it never ran here. */
+  inspect(key: string): Promise<{ readonly handled: boolean; readonly attempts: number } | undefined>;
   succeeded(key: string, attempts: number): Promise<void>;
   failed(key: string, attempts: number): Promise<void>;
 }
@@ -71,6 +73,12 @@ export function createDeliveryLedger(options: DeliveryLedgerOptions): DeliveryLe
         }
       }
       return { kind: "busy" };
+    },
+    async inspect(key) {
+      const record = (await state.get<LedgerRecord>(key))?.value;
+      return record === undefined
+        ? undefined
+        : { handled: record.state === "done", attempts: record.attempts };
     },
     async succeeded(key, attempts) {
       await state.put(key, { state: "done", attempts } satisfies LedgerRecord, rememberSeconds);

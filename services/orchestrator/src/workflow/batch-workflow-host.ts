@@ -23,6 +23,13 @@ export interface BatchWorkflowHostOptions {
 }
 
 export interface BatchWorkflowHost {
+  /**
+   * Starts the engine, then the resume-from-SQL passes (one now, then every `reconcileSeconds`).
+   * Call it once the app can be reached, i.e. after `Platform.start()`: up to Dapr 1.17 the
+   * sidecar answers no workflow call before the app's port is open (it brings its actors up only
+   * then), and Dapr's SDK gives those calls no deadline, so a call before would never return.
+   */
+  start(): Promise<void>;
   /** Starts the batch's workflow if it is not running, and nudges it to look at SQL now. */
   batchChanged(batchId: number): Promise<void>;
   /** Resume-from-SQL pass: every unfinished batch gets a running workflow. */
@@ -32,14 +39,14 @@ export interface BatchWorkflowHost {
 
 /**
  * Runs the batch workflows on whichever engine the platform chose. The engine may forget its
- * instances (the embedded one lives in memory), so SQL is the source of truth: at start-up and
- * then every `reconcileSeconds`, every batch that is not terminal gets its workflow (re)started.
+ * instances (the embedded one lives in memory), so SQL is the source of truth: from `start()` on,
+ * and then every `reconcileSeconds`, every batch that is not terminal gets its workflow (re)started.
+ * Creating the host registers the workflow and calls nothing on the engine.
  */
-export async function startBatchWorkflowHost(options: BatchWorkflowHostOptions): Promise<BatchWorkflowHost> {
+export function createBatchWorkflowHost(options: BatchWorkflowHostOptions): BatchWorkflowHost {
   const logger = options.logger.child({ component: "batch-workflows" });
   const now = options.now ?? (() => new Date());
   options.engine.register(batchWorkflowDefinition((batchId) => progressBatch(options.db, batchId, now())));
-  await options.engine.start();
 
   const input = (batchId: number): BatchWorkflowInput => ({
     batchId,
@@ -73,11 +80,22 @@ export async function startBatchWorkflowHost(options: BatchWorkflowHostOptions):
     return reconciling;
   };
 
-  await reconcile();
-  const timer = setInterval(() => void reconcile(), options.reconcileSeconds * 1000);
-  timer.unref();
+  let timer: NodeJS.Timeout | undefined;
+  let starting: Promise<void> | undefined;
+  let stopped = false;
 
   return {
+    start() {
+      starting ??= (async () => {
+        await options.engine.start();
+        if (stopped) return;
+        await reconcile();
+        if (stopped) return;
+        timer = setInterval(() => void reconcile(), options.reconcileSeconds * 1000);
+        timer.unref();
+      })();
+      return starting;
+    },
     async batchChanged(batchId) {
       await ensure(batchId);
       await options.engine.raiseEvent(batchInstanceId(batchId), BATCH_CHANGED_EVENT, {
@@ -86,8 +104,10 @@ export async function startBatchWorkflowHost(options: BatchWorkflowHostOptions):
     },
     reconcile,
     async stop() {
+      stopped = true;
       clearInterval(timer);
       await reconciling;
+      // Also ends a start() still waiting for the engine (it then rejects).
       await options.engine.stop();
     },
   };

@@ -156,6 +156,58 @@ describe("Dapr workflow engine", () => {
     await until(() => notes.length === 1, "the workflow's activity");
   });
 
+  it("answers terminate, suspend and resume once the instance is in that state, as daprd does", async () => {
+    const { engine } = await running([waitsForFinish]);
+    expect(await engine.ensureInstance("waits", "w-1", {})).toBe(true);
+    expect(await engine.status("w-1")).toBe("running");
+    await engine.suspend("w-1");
+    expect(await engine.status("w-1")).toBe("suspended");
+    await engine.resume("w-1");
+    expect(await engine.status("w-1")).toBe("running");
+    await engine.terminate("w-1", "operator cancelled the batch");
+    expect(await engine.status("w-1")).toBe("terminated");
+  });
+
+  describe("on daprd ≤1.17, where workflow calls wait for actors and actors for the app's port", () => {
+    async function gated() {
+      const appPort = await freePort();
+      const sidecar = await startTaskHubSidecarStandIn({ apiToken: token, appPortBeforeActors: { appPort } });
+      cleanups.push(() => sidecar.close());
+      const engine = await engineOn(sidecar);
+      return { appPort, sidecar, engine };
+    }
+
+    it("start() resolves once the app's port is open, and then runs workflows", async () => {
+      const { appPort, sidecar, engine } = await gated();
+      cleanups.push(() => engine.stop());
+      const notes: string[] = [];
+      engine.register({
+        name: "gated",
+        workflow: async function* (ctx: WorkflowContext) {
+          yield ctx.callActivity("note", "ran");
+        } as never,
+        activities: { note: async (text: string) => void notes.push(text) } as never,
+      });
+      let started = false;
+      const starting = engine.start().then(() => (started = true));
+      await until(() => sidecar.callsWaitingForApp > 0, "the readiness lookup to wait for actors");
+      expect(started).toBe(false);
+      const app = await listenOn(appPort);
+      cleanups.push(() => app.close());
+      await starting;
+      await engine.ensureInstance("gated", "g-1", {});
+      await until(() => notes.length === 1, "the workflow's activity");
+    });
+
+    it("stop() returns while start() still waits for the sidecar's actors", async () => {
+      const { sidecar, engine } = await gated();
+      const starting = engine.start();
+      await until(() => sidecar.callsWaitingForApp > 0, "the readiness lookup to wait for actors");
+      await engine.stop();
+      await expect(starting).rejects.toThrow(/workflow engine stopped/u);
+    });
+  });
+
   it("sends the API token: a sidecar that expects another one refuses the calls", async () => {
     const sidecar = await startTaskHubSidecarStandIn({ apiToken: token });
     cleanups.push(() => sidecar.close());
@@ -201,6 +253,17 @@ describe("Dapr runtime status in the port's terms", () => {
     expect(toWorkflowInstanceStatus(undefined, Status)).toBe("not_found");
   });
 });
+
+/** A TCP listener on the app's port: all daprd's start-up check asks of the app. */
+function listenOn(port: number): Promise<{ close(): Promise<void> }> {
+  return new Promise((resolveListening, reject) => {
+    const server = createServer((socket) => socket.destroy());
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () =>
+      resolveListening({ close: () => new Promise((closed) => server.close(() => closed())) }),
+    );
+  });
+}
 
 function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {

@@ -123,8 +123,9 @@ export function createDaprWorkflowEngine(options: DaprWorkflowEngineOptions): Wo
     async ensureInstance(workflowName, instanceId, input) {
       const current = await readStatus(instanceId);
       if (isActive(current)) return false;
-      // Since Dapr 1.18 the id of an instance that ended stays taken until it is purged (older
-      // runtimes replaced it; purging first is right for both).
+      // daprd 1.16–1.18.3 recreate an ended id on start, dropping its history (orchestrator/
+      // create.go `createIfCompleted`); a newer one may refuse it when the start enforces unique
+      // ids (a flag SDK 3.18 cannot send). Purging first is right either way.
       if (current !== "not_found") await call("purge", instanceId, () => client.purgeWorkflow(instanceId));
       try {
         await client.scheduleNewWorkflow(workflowName, input, instanceId);

@@ -26,7 +26,7 @@ export async function waitForWorkflowBackend(options: WaitForWorkflowBackendOpti
   let delayMs = options.initialDelayMs ?? 100;
   for (let attempt = 1; ; attempt += 1) {
     options.signal.throwIfAborted();
-    const problem = await probe(options.lookup);
+    const problem = await untilAborted(probe(options.lookup), options.signal);
     if (problem === undefined) {
       if (attempt > 1) options.logger.info({ attempts: attempt }, "Dapr workflow engine is reachable");
       return;
@@ -38,6 +38,19 @@ export async function waitForWorkflowBackend(options: WaitForWorkflowBackendOpti
     await sleep(delayMs, options.signal);
     delayMs = Math.min(maxDelayMs, delayMs * 2);
   }
+}
+
+/**
+ * The lookup itself may never answer: up to Dapr 1.17 the sidecar holds every workflow call until
+ * its actors are up, and it brings them up only once the app's port answers; the SDK sets no
+ * deadline. So stop() must not wait for it (the call is dropped with the client's channel).
+ */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }
 
 async function probe(lookup: (instanceId: string) => Promise<unknown>): Promise<string | undefined> {

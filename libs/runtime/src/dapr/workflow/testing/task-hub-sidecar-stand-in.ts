@@ -11,16 +11,26 @@ import type * as WrappersModule from "google-protobuf/google/protobuf/wrappers_p
 import type * as TimestampModule from "google-protobuf/google/protobuf/timestamp_pb.js";
 import type * as EmptyModule from "google-protobuf/google/protobuf/empty_pb.js";
 import { loadDaprWorkflowSdk } from "../dapr-workflow-sdk.ts";
+import { appPortActorsGate, openActorsGate, type ActorsGate } from "./actors-gate.ts";
 
 /**
  * A STAND-IN FOR THE DAPR SIDECAR'S WORKFLOW API, for tests only: a gRPC server speaking the
  * durable-task TaskHubSidecarService protocol that daprd serves on its gRPC port, so Dapr's own
  * WorkflowRuntime and DaprWorkflowClient run unmodified against it. The workflow state machine
  * behind it is durabletask-js's in-memory backend (the embedded engine's), not daprd's actor-based
- * engine; the instance-id rules it answers with are modelled on Dapr 1.18's (see below).
+ * engine; the instance-id rules and the waits of its lifecycle calls are modelled on daprd's
+ * (1.16–1.18: see startInstance and `waitFor` below), its start-up order on 1.18's unless
+ * `appPortBeforeActors` asks for 1.17's.
  */
 export interface TaskHubSidecarStandIn {
   readonly port: number;
+  /**
+   * A new daprd in front of the same workflow state (a restarted pod). With `appPortBeforeActors`
+   * every workflow call waits again, until `appPort` accepts a connection.
+   */
+  sidecarRestarted(appPort: number): void;
+  /** Workflow calls waiting for the app's port right now (`appPortBeforeActors`). */
+  readonly callsWaitingForApp: number;
   close(): Promise<void>;
 }
 
@@ -29,6 +39,12 @@ export interface TaskHubSidecarStandInOptions {
   readonly port?: number;
   /** When set, every call must carry it as `dapr-api-token` metadata, as daprd requires. */
   readonly apiToken?: string;
+  /**
+   * daprd ≤1.17's start-up order (see actors-gate.ts): every workflow call but Hello waits, with
+   * no deadline, until the app's port accepts a TCP connection. `appPort` may be left out and
+   * named later with `sidecarRestarted` (an app whose port is chosen when it starts).
+   */
+  readonly appPortBeforeActors?: { readonly appHost?: string; readonly appPort?: number };
 }
 
 const require = createRequire(import.meta.url);
@@ -81,6 +97,15 @@ export async function startTaskHubSidecarStandIn(
 ): Promise<TaskHubSidecarStandIn> {
   const backend = new InMemoryOrchestrationBackend();
   const server = new grpc.Server();
+  const gate: ActorsGate =
+    options.appPortBeforeActors === undefined
+      ? openActorsGate
+      : appPortActorsGate({
+          appHost: options.appPortBeforeActors.appHost ?? "127.0.0.1",
+          appPort: options.appPortBeforeActors.appPort,
+        });
+  /** Aborts every call still waiting (for actors or for a state) when the stand-in closes. */
+  const closing = new AbortController();
   /** The orchestration the worker is executing (daprd runs one work item per instance at a time). */
   let executing: { instanceId: string; token: number; newEvents: number; stream: number } | undefined;
   /**
@@ -113,19 +138,56 @@ export async function startTaskHubSidecarStandIn(
   const authorised = (metadata: Grpc.Metadata) =>
     options.apiToken === undefined || metadata.get("dapr-api-token")[0] === options.apiToken;
 
-  function unary<Req, Res>(handle: (request: Req) => Res): Grpc.handleUnaryCall<Req, Res> {
+  /** Aborts when the caller cancels the call or the stand-in closes: what bounds daprd's waits. */
+  function callSignal(call: { on(event: "cancelled", listener: () => void): unknown }): AbortSignal {
+    const cancelled = new AbortController();
+    call.on("cancelled", () => cancelled.abort(new StatusError(grpc.status.CANCELLED, "call cancelled")));
+    return AbortSignal.any([cancelled.signal, closing.signal]);
+  }
+
+  /** A workflow call: authorised, then (daprd ≤1.17) held until actors are up, then handled. */
+  function unary<Req, Res>(
+    handle: (request: Req, signal: AbortSignal) => Res | Promise<Res>,
+    { needsActors = true } = {},
+  ): Grpc.handleUnaryCall<Req, Res> {
     return (call, callback) => {
       if (!authorised(call.metadata)) {
         callback({ code: grpc.status.UNAUTHENTICATED, details: "missing or wrong dapr-api-token" });
         return;
       }
-      try {
-        callback(null, handle(call.request));
-      } catch (error) {
-        const code = error instanceof StatusError ? error.code : grpc.status.UNKNOWN;
-        callback({ code, details: error instanceof Error ? error.message : String(error) });
-      }
+      const signal = callSignal(call);
+      void (async () => {
+        if (needsActors) await gate.passed(signal);
+        return handle(call.request, signal);
+      })().then(
+        (response) => callback(null, response),
+        (error: unknown) => {
+          const code = error instanceof StatusError ? error.code : grpc.status.UNKNOWN;
+          callback({ code, details: error instanceof Error ? error.message : String(error) });
+        },
+      );
     };
+  }
+
+  /**
+   * durabletask-go's grpcExecutor answers StartInstance, TerminateInstance, SuspendInstance and
+   * ResumeInstance only once the instance reached the resulting state (`waitForInstance`, bounded
+   * by the caller's context alone): started = no longer pending, terminated = ended, suspended =
+   * suspended or ended, resumed = running or ended. So with no worker processing the instance,
+   * these calls do not return.
+   */
+  async function waitFor(
+    instanceId: string,
+    reached: (status: number) => boolean,
+    signal: AbortSignal,
+  ): Promise<void> {
+    for (;;) {
+      const instance = backend.getInstance(instanceId);
+      // Purged meanwhile: durabletask-go answers "exists: false" and returns.
+      if (instance === undefined || reached(instance.status)) return;
+      signal.throwIfAborted();
+      await new Promise((resolveTick) => setTimeout(resolveTick, 5));
+    }
   }
 
   function existing(instanceId: string): OrchestrationInstance {
@@ -164,21 +226,32 @@ export async function startTaskHubSidecarStandIn(
   }
 
   server.addService(TaskHubSidecarServiceService, {
-    hello: unary(() => new Empty()),
+    // durabletask-go answers Hello itself, without the actor runtime.
+    hello: unary(() => new Empty(), { needsActors: false }),
 
-    startInstance: unary((request: DaprPbModule.CreateInstanceRequest) => {
+    startInstance: unary(async (request: DaprPbModule.CreateInstanceRequest, signal) => {
       const instanceId = request.getInstanceid();
       const instance = backend.getInstance(instanceId);
       if (instance !== undefined) {
-        // Dapr 1.18: an id stays taken, whatever the instance's state, until it is purged.
-        throw new StatusError(
-          grpc.status.ALREADY_EXISTS,
-          TERMINAL.has(instance.status)
-            ? `workflow instance '${instanceId}' already exists; purge it to reuse its ID`
-            : `an active workflow with ID '${instanceId}' already exists`,
-        );
+        // daprd 1.16–1.18.3 (orchestrator/create.go `createIfCompleted`): an active id is refused,
+        // an ended one is recreated with fresh history. Refusing ended ids too needs
+        // `enforceUniqueInstanceId`, which no released daprd reads and SDK 3.18 never sends.
+        // The refusal as up to 1.18.1 (the compose file's 1.16.9) words it: a plain error that
+        // gRPC answers as UNKNOWN; 1.18.2+ answer ALREADY_EXISTS with the same text.
+        if (!TERMINAL.has(instance.status)) {
+          throw new StatusError(
+            grpc.status.UNKNOWN,
+            `failed to create workflow instance: an active workflow with ID '${instanceId}' already exists`,
+          );
+        }
+        backend.purge(instanceId);
       }
       backend.createInstance(instanceId, request.getName(), request.getInput()?.getValue());
+      // No scheduled start time is sent by our adapter: wait for the first step, as daprd does.
+      if (request.getScheduledstarttimestamp() === undefined) {
+        const pending = pb.OrchestrationStatus.ORCHESTRATION_STATUS_PENDING;
+        await waitFor(instanceId, (status) => status !== pending, signal);
+      }
       return new pb.CreateInstanceResponse().setInstanceid(instanceId);
     }),
 
@@ -201,21 +274,26 @@ export async function startTaskHubSidecarStandIn(
       return new pb.RaiseEventResponse();
     }),
 
-    terminateInstance: unary((request: DaprPbModule.TerminateRequest) => {
+    terminateInstance: unary(async (request: DaprPbModule.TerminateRequest, signal) => {
       existing(request.getInstanceid());
       backend.terminate(request.getInstanceid(), request.getOutput()?.getValue());
+      await waitFor(request.getInstanceid(), (status) => TERMINAL.has(status), signal);
       return new pb.TerminateResponse();
     }),
 
-    suspendInstance: unary((request: DaprPbModule.SuspendRequest) => {
+    suspendInstance: unary(async (request: DaprPbModule.SuspendRequest, signal) => {
       existing(request.getInstanceid());
       backend.suspend(request.getInstanceid());
+      const suspended = pb.OrchestrationStatus.ORCHESTRATION_STATUS_SUSPENDED;
+      await waitFor(request.getInstanceid(), (s) => s === suspended || TERMINAL.has(s), signal);
       return new pb.SuspendResponse();
     }),
 
-    resumeInstance: unary((request: DaprPbModule.ResumeRequest) => {
+    resumeInstance: unary(async (request: DaprPbModule.ResumeRequest, signal) => {
       existing(request.getInstanceid());
       backend.resume(request.getInstanceid());
+      const running = pb.OrchestrationStatus.ORCHESTRATION_STATUS_RUNNING;
+      await waitFor(request.getInstanceid(), (s) => s === running || TERMINAL.has(s), signal);
       return new pb.ResumeResponse();
     }),
 
@@ -240,8 +318,14 @@ export async function startTaskHubSidecarStandIn(
       call.on("cancelled", leave);
       call.on("close", leave);
       call.on("error", leave);
+      const signal = callSignal(call);
       void (async () => {
-        while (open && !closed) {
+        // daprd registers the workflow actors when a worker connects: that waits for actors too.
+        const admitted = await gate.passed(signal).then(
+          () => true,
+          () => false,
+        );
+        while (admitted && open && !closed) {
           const item = dispatchNext(stream);
           if (item !== undefined) call.write(item);
           else await new Promise((resolveIdle) => setTimeout(resolveIdle, 5));
@@ -299,8 +383,14 @@ export async function startTaskHubSidecarStandIn(
 
   return {
     port,
+    sidecarRestarted: (appPort) => gate.restart(appPort),
+    get callsWaitingForApp() {
+      return gate.waiting;
+    },
     async close() {
       closed = true;
+      gate.close();
+      closing.abort(new StatusError(grpc.status.UNAVAILABLE, "sidecar stopped"));
       server.forceShutdown();
       backend.reset();
     },

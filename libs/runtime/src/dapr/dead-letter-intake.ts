@@ -1,0 +1,82 @@
+import type { Topic } from "@matoolkit/domain";
+import type { AnyKysely } from "../any-kysely.ts";
+import type { Logger } from "../logger.ts";
+import type { Subscription } from "../ports/index.ts";
+import { daprCloudEventSchema, propertiesOf } from "./cloud-event-delivery.ts";
+import type { DaprDeliveryStatus } from "./dapr-app-server.ts";
+import { recordDeadLetter } from "./dead-letter-table.ts";
+import type { DeliveryLedger } from "./delivery-ledger.ts";
+import { deadLetterTopicOf } from "./subscription-announcement.ts";
+
+/**
+ * Reads `<topic>-deadletter` back into the app's dead-letter table. daprd dead-letters on its own
+ * whenever the app cannot take a message: the app was unreachable or failed before its handler
+ * ran until the inbound retry policy ran out, or it answered 404. daprd then acknowledges the
+ * broker, so nothing redelivers it and the app never recorded it; without this intake such a
+ * message is invisible to `bus.deadLetters()` and to operators.
+ *
+ * A copy the app dead-lettered itself (it answered DROP after recording the reason) also arrives
+ * here; the ledger marks those handled, so they are skipped and keep the app's reason. Every app id
+ * subscribed to a topic receives every dead letter of it, so a copy is recorded only for local
+ * subscriptions whose filter matches and that did not handle it.
+ */
+export const deadLetterRoute = (topic: string): string => `/dapr/deadletters/${topic}`;
+
+/** The `GET /dapr/subscribe` entry that reads one topic's dead letters (itself without one). */
+export function deadLetterSubscription(pubsubName: string, topic: string): unknown {
+  return {
+    pubsubname: pubsubName,
+    topic: deadLetterTopicOf(topic),
+    routes: { rules: [], default: deadLetterRoute(topic) },
+  };
+}
+
+export const DAPR_DEAD_LETTER_REASON =
+  "dapr.dead_lettered: Dapr dead-lettered the message without the app's verdict (app unreachable or failing before the handler until the inbound retries ran out, or 404)";
+
+export function createDeadLetterIntake(args: {
+  readonly db: AnyKysely;
+  readonly ledger: DeliveryLedger;
+  readonly logger: Logger;
+  /** Local subscriptions of a topic (the bus's current table). */
+  readonly subscriptionsOf: (topic: Topic) => readonly Subscription[];
+  readonly ledgerKey: (topic: Topic, subscription: Subscription, messageId: string) => string;
+}): (topic: Topic, raw: unknown) => Promise<DaprDeliveryStatus> {
+  const { db, ledger, logger } = args;
+  return async (topic, raw) => {
+    const parsed = daprCloudEventSchema.safeParse(raw);
+    if (!parsed.success) {
+      // Without an id there is nothing to record against; redelivering would not change that.
+      logger.error({ topic }, "dead letter without a readable CloudEvent: acknowledged, not recorded");
+      return "SUCCESS";
+    }
+    const event = parsed.data;
+    const properties = propertiesOf(event);
+    const matching = args
+      .subscriptionsOf(topic)
+      .filter((subscription) =>
+        Object.entries(subscription.filter ?? {}).every(([name, value]) => properties[name] === value),
+      );
+    for (const subscription of matching) {
+      // A ledger that cannot be read must not lose the dead letter: record it with no count.
+      const known = await ledger
+        .inspect(args.ledgerKey(topic, subscription, event.id))
+        .catch(() => undefined);
+      if (known?.handled === true) continue;
+      await recordDeadLetter(db, {
+        id: event.id,
+        topic,
+        subscription: subscription.name,
+        body: event.data,
+        properties,
+        deliveryCount: known?.attempts ?? 0,
+        error: DAPR_DEAD_LETTER_REASON,
+      });
+      logger.error(
+        { messageId: event.id, subscription: subscription.name, attempts: known?.attempts },
+        "message dead-lettered by Dapr",
+      );
+    }
+    return "SUCCESS";
+  };
+}
