@@ -3,7 +3,7 @@ import type { DeliveryRecord } from "./app-delivery.ts";
 import type { CloudEvent } from "./cloud-event.ts";
 import { JobScheduler, type JobFailurePolicy, type JobTriggerRecord, type JobView } from "./jobs.ts";
 import { PubSubBroker, type BrokerMessage, type UndeliveredMessage } from "./pubsub.ts";
-import { StateBackend, type StoredItem } from "./state-store.ts";
+import { StateBackend, type StateStoreKind, type StoredItem } from "./state-store.ts";
 
 /**
  * What several stand-in sidecars share in one test, the way real sidecars share infrastructure:
@@ -31,6 +31,17 @@ const brokerOptionsSchema = z.strictObject({
    * daprd without a policy.
    */
   stateSaveRetries: z.number().int().min(0).default(0),
+  /**
+   * Which store the state store imitates, for what a key past its TTL does (state-store.ts
+   * `StateStoreKind`): `redis` drops it; `postgresql-v2` keeps it unswept but treats it as absent;
+   * `dynamodb` hides it from reads while it still fails a first-write with a plain 500, until
+   * `sweepExpiredState()`.
+   */
+  stateStoreKind: z.enum(["redis", "postgresql-v2", "dynamodb"]).default("redis"),
+  /** Clock of the state store's TTLs (tests move it instead of waiting); the wall clock by default. */
+  stateClock: z
+    .custom<() => Date>((value) => typeof value === "function", "stateClock must be a function")
+    .optional(),
   /** Failure policy for jobs that set none; daprd's default is 3 retries, 1 s apart. */
   defaultJobFailurePolicy: z
     .strictObject({ maxRetries: z.number().int().min(0), intervalMs: z.number().min(0) })
@@ -60,6 +71,11 @@ export interface StandInBroker {
   jobTriggers(appId?: string): JobTriggerRecord[];
   /** Live entries of a state store, keyed as stored (`<appId>||<key>`). */
   stateEntries(storeName: string): ReadonlyMap<string, StoredItem>;
+  /**
+   * Runs the store's expiry sweep (DynamoDB's TTL process, PostgreSQL's garbage collector): items
+   * past their TTL are removed. Nothing else removes them under `dynamodb`/`postgresql-v2`.
+   */
+  sweepExpiredState(): void;
   /**
    * Fault: the next save of `key` (as the app names it) commits, but the sidecar's call times out
    * (componentCall timeout), so daprd treats it as a plain error: retried per `stateSaveRetries`.
@@ -93,7 +109,7 @@ export function createStandInBroker(options: StandInBrokerOptions = {}): StandIn
     maxInFlightPerSubscription: resolved.maxInFlightPerSubscription,
     now,
   });
-  const state = new StateBackend(now);
+  const state = new StateBackend(resolved.stateClock ?? now, resolved.stateStoreKind as StateStoreKind);
   const defaultFailurePolicy: JobFailurePolicy = { kind: "constant", ...resolved.defaultJobFailurePolicy };
   const scheduler = new JobScheduler({ defaultFailurePolicy, now });
   const deliveryLog: DeliveryRecord[] = [];
@@ -111,6 +127,7 @@ export function createStandInBroker(options: StandInBrokerOptions = {}): StandIn
     jobs: (appId) => scheduler.list(appId),
     jobTriggers: (appId) => scheduler.triggers(appId),
     stateEntries: (storeName) => state.entries(storeName),
+    sweepExpiredState: () => state.sweepExpired(),
     timeOutNextStateSave: (key) => void saveTimeouts.add(key),
     stateSaveExecutions: (key) => saveExecutions.get(key) ?? 0,
     close: () => {

@@ -12,7 +12,7 @@ export type { CloudEvent } from "./cloud-event.ts";
 export type { BrokerMessage, UndeliveredMessage } from "./pubsub.ts";
 export type { DeliveryRecord, DeliveryOutcome } from "./app-delivery.ts";
 export type { JobView, JobTriggerRecord, JobFailurePolicy } from "./jobs.ts";
-export type { StoredItem } from "./state-store.ts";
+export type { StateStoreKind, StoredItem } from "./state-store.ts";
 export { compileCel, CelSyntaxError } from "./cel-subset.ts";
 export type { CompiledCel } from "./cel-subset.ts";
 export { reserveFreePort } from "./free-port.ts";

@@ -263,7 +263,10 @@ function statusFor(context: SidecarContext, error: StateError): number {
     case "etag-mismatch":
       return 409;
     case "first-write-conflict":
-      return context.broker.options.stateFirstWriteConflictStatus;
+      // DynamoDB's failed `attribute_not_exists` condition is never an ETag error: always a 500.
+      return context.broker.options.stateStoreKind === "dynamodb"
+        ? 500
+        : context.broker.options.stateFirstWriteConflictStatus;
     case "invalid-metadata":
     case "timeout":
       return 500;

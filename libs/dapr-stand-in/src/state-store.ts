@@ -8,8 +8,22 @@
  *   ETag mismatch (Cosmos DB, Azure Tables) give 409; the caller decides which to emulate;
  * - without an ETag, last write wins;
  * - `ttlInSeconds` metadata expires a key (-1 keeps it forever); expired keys read as missing.
+ *   What else an expired key does depends on the store imitated (`StateStoreKind`).
  * Keys arrive already prefixed (`<appId>||<key>`); the ETag is an opaque version string.
  */
+
+/**
+ * How a key past its TTL behaves, per store (components-contrib):
+ * - `redis`: gone at once (Redis expires the key itself);
+ * - `postgresql-v2`: the row stays until the garbage collector runs (`sweepExpired()` here) but
+ *   acts as absent: reads hide it, a first-write upserts over it, an ETag write does not match it
+ *   (`... AND (expires_at IS NULL OR expires_at >= now())`); a delete still removes it;
+ * - `dynamodb`: the item stays until DynamoDB's TTL sweep (hours to days; `sweepExpired()` here):
+ *   reads hide it (Get checks the TTL attribute), but a first-write without ETag
+ *   (`attribute_not_exists`) still fails on it with a plain error (500), while a write or delete
+ *   whose ETag matches it succeeds (the ETag cannot be read, though).
+ */
+export type StateStoreKind = "redis" | "postgresql-v2" | "dynamodb";
 
 export interface StoredItem {
   /** The value as daprd stores it: the JSON encoding of the request's `value`. */
@@ -53,21 +67,39 @@ export class StateBackend {
   private readonly stores = new Map<string, Map<string, StoredItem>>();
   private version = 0;
 
-  constructor(private readonly now: () => Date = () => new Date()) {}
+  constructor(
+    private readonly now: () => Date = () => new Date(),
+    private readonly kind: StateStoreKind = "redis",
+  ) {}
 
   get(store: string, key: string): StoredItem | undefined {
     return this.live(this.items(store), key);
+  }
+
+  /** The store's own expiry sweep (PostgreSQL's garbage collector, DynamoDB's TTL process). */
+  sweepExpired(): void {
+    for (const items of this.stores.values()) {
+      for (const [key, item] of items) if (this.expired(item)) items.delete(key);
+    }
   }
 
   /** Applies the operations in order, all or nothing (a single operation is the non-transactional case). */
   apply(store: string, operations: readonly StateOperation[]): void {
     const items = this.items(store);
     const staged = new Map<string, StoredItem | undefined>();
-    const current = (key: string): StoredItem | undefined =>
-      staged.has(key) ? staged.get(key) : this.live(items, key);
+    // What a write's conditions see: DynamoDB's conditions see an expired, unswept item; an ETag
+    // update on PostgreSQL v2 does not (see StateStoreKind).
+    const current = (key: string, operation: StateOperation): StoredItem | undefined => {
+      if (staged.has(key)) return staged.get(key);
+      const stored = this.stored(items, key);
+      if (stored === undefined || !this.expired(stored)) return stored;
+      if (this.kind === "dynamodb") return stored;
+      if (this.kind === "postgresql-v2" && operation.kind === "delete") return stored;
+      return undefined;
+    };
 
     for (const operation of operations) {
-      const existing = current(operation.key);
+      const existing = current(operation.key, operation);
       if (operation.etag !== undefined && operation.etag !== "" && existing?.etag !== operation.etag) {
         throw new StateError(
           "etag-mismatch",
@@ -138,13 +170,24 @@ export class StateBackend {
     return items;
   }
 
+  /** What a read sees: nothing past its TTL (Redis drops it then; the others keep it unswept). */
   private live(items: Map<string, StoredItem>, key: string): StoredItem | undefined {
+    const item = this.stored(items, key);
+    return item === undefined || this.expired(item) ? undefined : item;
+  }
+
+  /** What the store physically holds. */
+  private stored(items: Map<string, StoredItem>, key: string): StoredItem | undefined {
     const item = items.get(key);
-    if (item?.expiresAt !== undefined && item.expiresAt.getTime() <= this.now().getTime()) {
+    if (item !== undefined && this.kind === "redis" && this.expired(item)) {
       items.delete(key);
       return undefined;
     }
     return item;
+  }
+
+  private expired(item: StoredItem): boolean {
+    return item.expiresAt !== undefined && item.expiresAt.getTime() <= this.now().getTime();
   }
 }
 

@@ -115,6 +115,79 @@ describe("state API", () => {
     ).toBe(204);
   });
 
+  describe("a key past its TTL, per imitated store (stateStoreKind)", () => {
+    /** A clock the test moves: no waiting, no timing. */
+    function clockedBroker(kind: "redis" | "postgresql-v2" | "dynamodb") {
+      let now = Date.parse("2026-01-01T00:00:00Z");
+      const broker = newBroker({ stateStoreKind: kind, stateClock: () => new Date(now) });
+      return { broker, advanceSeconds: (seconds: number) => void (now += seconds * 1000) };
+    }
+    const firstWrite = (key: string, value: unknown, ttl?: number) => ({
+      key,
+      value,
+      options: { concurrency: "first-write" },
+      ...(ttl === undefined ? {} : { metadata: { ttlInSeconds: String(ttl) } }),
+    });
+
+    it("redis (default): the key is gone, a first-write claims it again", async () => {
+      const { broker, advanceSeconds } = clockedBroker("redis");
+      const sidecar = await newSidecar(broker);
+      expect((await save(sidecar, [firstWrite("k", "x", 10)])).status).toBe(204);
+      advanceSeconds(11);
+      expect((await getState(sidecar, "k")).status).toBe(204);
+      expect((await save(sidecar, [firstWrite("k", "y")])).status).toBe(204);
+    });
+
+    it("dynamodb: hidden from reads, yet a first-write fails with a plain 500 until the sweep", async () => {
+      const { broker, advanceSeconds } = clockedBroker("dynamodb");
+      const sidecar = await newSidecar(broker);
+      expect((await save(sidecar, [firstWrite("k", "x", 10)])).status).toBe(204);
+      const etag = (await getState(sidecar, "k")).headers.get("etag")!;
+      advanceSeconds(11);
+
+      expect((await getState(sidecar, "k")).status).toBe(204);
+      expect(broker.stateEntries(STORE).size).toBe(0);
+      const blocked = await save(sidecar, [firstWrite("k", "y")]);
+      expect(blocked.status).toBe(500);
+      expect(((await blocked.json()) as { errorCode: string }).errorCode).toBe("ERR_STATE_SAVE");
+      // Still blocked later: nothing but the sweep removes it.
+      advanceSeconds(3600);
+      expect((await save(sidecar, [firstWrite("k", "y")])).status).toBe(500);
+
+      broker.sweepExpiredState();
+      expect((await save(sidecar, [firstWrite("k", "y")])).status).toBe(204);
+      expect(await (await getState(sidecar, "k")).json()).toBe("y");
+      // The old ETag matched only the swept item.
+      expect((await save(sidecar, [{ key: "k", value: "z", etag }])).status).toBe(409);
+    });
+
+    it("dynamodb: a write whose ETag matches the hidden item succeeds", async () => {
+      const { broker, advanceSeconds } = clockedBroker("dynamodb");
+      const sidecar = await newSidecar(broker);
+      await save(sidecar, [firstWrite("k", "x", 10)]);
+      const etag = (await getState(sidecar, "k")).headers.get("etag")!;
+      advanceSeconds(11);
+      const replaced = await save(sidecar, [
+        { key: "k", value: "y", etag, options: { concurrency: "first-write" } },
+      ]);
+      expect(replaced.status).toBe(204);
+      expect(await (await getState(sidecar, "k")).json()).toBe("y");
+    });
+
+    it("postgresql-v2: hidden from reads, a first-write upserts over it, an ETag write does not match it", async () => {
+      const { broker, advanceSeconds } = clockedBroker("postgresql-v2");
+      const sidecar = await newSidecar(broker);
+      await save(sidecar, [firstWrite("k", "x", 10), firstWrite("j", "x", 10)]);
+      const etag = (await getState(sidecar, "k")).headers.get("etag")!;
+      advanceSeconds(11);
+
+      expect((await getState(sidecar, "k")).status).toBe(204);
+      expect((await save(sidecar, [{ key: "k", value: "y", etag }])).status).toBe(409);
+      expect((await save(sidecar, [firstWrite("j", "y")])).status).toBe(204);
+      expect(await (await getState(sidecar, "j")).json()).toBe("y");
+    });
+  });
+
   it("prefixes keys with the app id so two apps sharing a store never see each other's keys", async () => {
     const broker = newBroker();
     const orchestrator = await newSidecar(broker, "matoolkit-orchestrator");

@@ -62,7 +62,7 @@ export async function createDaprRuntime(options: DaprRuntimeOptions): Promise<Da
     ...(options.app.apiToken === undefined ? {} : { appApiToken: options.app.apiToken }),
     logger,
   });
-  const state = createDaprStateStore(http, options.stateStoreName);
+  const state = createDaprStateStore(http, options.stateStoreName, { logger });
   const abort = new AbortController();
   const sidecarReady = waitForSidecar({ http, logger, signal: abort.signal }).then(() => app.setReady(true));
   // A shutdown before the sidecar ever answered rejects this; nobody needs to hear about it.

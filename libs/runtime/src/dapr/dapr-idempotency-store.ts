@@ -8,12 +8,13 @@ type ClaimRecord =
 /**
  * IdempotencyStore on a Dapr state store: the claim is a first-write of the key (only one writer
  * can create it, whichever replica or process), completion overwrites it with the outcome, and the
- * TTL is the state store's own (`ttlInSeconds`), so an abandoned claim frees itself.
+ * TTL is the state store's logical expiry (dapr-state-store.ts), so an abandoned or completed
+ * claim frees itself: once expired it reads as absent and the next claim takes it over.
  */
 export function createDaprIdempotencyStore(state: DaprStateStore): IdempotencyStore {
   return {
     async claim(key, ttlSeconds): Promise<ClaimOutcome> {
-      // Two rounds: a key can expire between our failed create and our read.
+      // More than one round: a key can expire or be released between our failed create and our read.
       for (let round = 0; round < 3; round += 1) {
         const record: ClaimRecord = { status: "in_progress", claimedAt: new Date().toISOString() };
         if (await state.create(key, record, ttlSeconds)) return { status: "claimed" };
@@ -31,6 +32,7 @@ export function createDaprIdempotencyStore(state: DaprStateStore): IdempotencySt
           }
         }
       }
+      // Also where a key the store hides still refuses first writes (logged as state.key_blocked).
       throw new Error("Could not claim an idempotency key: it keeps appearing and expiring");
     },
     async complete(key, value, ttlSeconds) {

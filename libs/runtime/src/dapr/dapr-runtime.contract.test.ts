@@ -4,6 +4,7 @@ import {
   reserveFreePort,
   startStandInSidecar,
   type StandInBroker,
+  type StandInBrokerOptions,
 } from "@matoolkit/dapr-stand-in";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { afterAll, beforeAll } from "vitest";
@@ -34,12 +35,12 @@ afterAll(async () => {
  * subscriptions come after the sidecars read /dapr/subscribe, so some deliveries reach a replica
  * without that subscription and are answered RETRY: allow many quick redeliveries.
  */
-function brokerPerCase(): { acquire(): StandInBroker; release(): void } {
+function brokerPerCase(options: StandInBrokerOptions = {}): { acquire(): StandInBroker; release(): void } {
   let current: { broker: StandInBroker; live: number } | undefined;
   return {
     acquire() {
       if (current === undefined || current.live === 0) {
-        const broker = createStandInBroker({ maxDeliveryAttempts: 400, redeliveryDelayMs: 20 });
+        const broker = createStandInBroker({ maxDeliveryAttempts: 400, redeliveryDelayMs: 20, ...options });
         brokers.push(broker);
         current = { broker, live: 0 };
       }
@@ -101,7 +102,14 @@ for (const timers of ["dapr-jobs", "dapr-delayed-messages"] as const) {
   });
 }
 
-describeIdempotencyStoreContract("Dapr state store via the stand-in sidecar", async () => {
-  const replica = await openReplica(brokerPerCase().acquire(), "contract-idempotency", "dapr-jobs");
-  return { store: replica.runtime.idempotency!, cleanup: replica.cleanup };
-});
+// DynamoDB keeps an expired item, refusing first writes on it, until its sweep (issue 14, finding 2).
+for (const stateStoreKind of ["redis", "dynamodb"] as const) {
+  describeIdempotencyStoreContract(
+    `Dapr state store via the stand-in sidecar (${stateStoreKind})`,
+    async () => {
+      const broker = brokerPerCase({ stateStoreKind }).acquire();
+      const replica = await openReplica(broker, "contract-idempotency", "dapr-jobs");
+      return { store: replica.runtime.idempotency!, cleanup: replica.cleanup };
+    },
+  );
+}

@@ -9,6 +9,8 @@ import type { DaprStateStore } from "./dapr-state-store.ts";
  *   dead-letters after the limit whatever the broker's own redelivery policy;
  * - a lease: while one replica runs the handler, a concurrent copy is answered RETRY instead of
  *   running twice; a replica that died frees the lease when it expires.
+ * A record past `rememberSeconds` reads as absent and the next delivery takes it over
+ * (dapr-state-store.ts: logical expiry, whatever the store's own TTL sweep does).
  */
 type LedgerRecord =
   | { readonly state: "running"; readonly attempts: number; readonly leaseUntil: string }

@@ -8,7 +8,9 @@ import type { DaprStateStore } from "./dapr-state-store.ts";
  * - `timer|<name>|slot|<n>`: the period's slot; whoever creates it runs this period (a Jobs API
  *   trigger that fires late or twice, or every replica's own interval, all collapse into one run);
  * - `timer|<name>|lease`: held while the handler runs, so a slow tick is not overlapped by the
- *   next period's on another replica. Its TTL frees it if the holder dies mid-run.
+ *   next period's on another replica. If the holder dies mid-run, the lease expires (logically,
+ *   dapr-state-store.ts) and the next period's run takes it over, whatever the store's own TTL
+ *   sweep does (DynamoDB keeps an expired item, refusing first writes, until it sweeps it).
  * The embedded adapter gets the same guarantees from pg-boss singleton jobs.
  */
 export function createGuardedTick(args: {
