@@ -72,6 +72,10 @@ const worker = await startWorkerService({
     },
   }),
 });
+// As the entry points do: deliveries open first, then the batch workflows start (Dapr ≤1.17
+// holds workflow calls until the app port answers; see startOrchestratorService).
+await platform.start();
+await orchestrator.startWorkflows();
 
 try {
   progress("measuring the raw bus");

@@ -8,7 +8,7 @@ import { orchestratorEventsSubscription } from "@matoolkit/runtime";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import type { OpenedRuntime, RuntimeProfile } from "./runtime-profiles.ts";
 import { startAll, type RunningSystem } from "./start-all.ts";
-import { eventually } from "./test-support.ts";
+import { batchStepsInRunbookOrder, eventually } from "./test-support.ts";
 
 const repoRoot = resolve(import.meta.dirname, "../../..");
 const example = (name: string) => readFileSync(join(repoRoot, "examples", name), "utf8");
@@ -190,23 +190,7 @@ export function manualBatchScenarios(profile: RuntimeProfile): void {
           .execute();
         expect(members.map((m) => m.status)).toEqual(["active", "failed", "active"]);
         const failedMember = members[1]!;
-        const steps = await db
-          .selectFrom("stepExecutions")
-          .innerJoin("phaseExecutions", "phaseExecutions.id", "stepExecutions.phaseExecutionId")
-          .select([
-            "stepExecutions.batchMemberId",
-            "phaseExecutions.phaseName",
-            "stepExecutions.stepName",
-            "stepExecutions.status",
-            "stepExecutions.errorCode",
-            "stepExecutions.errorMessage",
-          ])
-          .where("stepExecutions.batchId", "=", id)
-          // Runbook order: without it PostgreSQL returns rows in whatever order updates left them.
-          .orderBy("phaseExecutions.sequence")
-          .orderBy("stepExecutions.batchMemberId")
-          .orderBy("stepExecutions.stepIndex")
-          .execute();
+        const steps = await batchStepsInRunbookOrder(db, id);
         const ofFailed = steps.filter((s) => s.batchMemberId === failedMember.id);
         expect(ofFailed.map((s) => [s.stepName, s.status])).toEqual([
           ["validate-source-mailbox", "failed"],

@@ -7,7 +7,7 @@ import { loadTenantSeed, startSimulatedTenant, type SimulatedTenant } from "@mat
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import type { OpenedRuntime, RuntimeProfile } from "./runtime-profiles.ts";
 import { startAll, type RunningSystem } from "./start-all.ts";
-import { eventually } from "./test-support.ts";
+import { batchStepsInRunbookOrder, eventually } from "./test-support.ts";
 
 const repoRoot = resolve(import.meta.dirname, "../../..");
 const example = (name: string) => readFileSync(join(repoRoot, "examples", name), "utf8");
@@ -117,21 +117,7 @@ export function standardLibraryScenarios(profile: RuntimeProfile): void {
           ["megan.bowen@contoso.example", "active"],
           ["isaiah.langer@contoso.example", "failed"],
         ]);
-        const steps = await db
-          .selectFrom("stepExecutions")
-          .innerJoin("phaseExecutions", "phaseExecutions.id", "stepExecutions.phaseExecutionId")
-          .select([
-            "stepExecutions.batchMemberId",
-            "stepExecutions.stepName",
-            "stepExecutions.status",
-            "stepExecutions.errorCode",
-            "stepExecutions.errorMessage",
-          ])
-          .where("stepExecutions.batchId", "=", id)
-          .orderBy("phaseExecutions.sequence")
-          .orderBy("stepExecutions.batchMemberId")
-          .orderBy("stepExecutions.stepIndex")
-          .execute();
+        const steps = await batchStepsInRunbookOrder(db, id);
         const isaiah = members[2]!.id;
         // Every step of the two good members succeeded: 3 + 4 + 5 each.
         const others = steps.filter((s) => s.batchMemberId !== isaiah);

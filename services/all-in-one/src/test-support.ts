@@ -60,3 +60,26 @@ export async function eventually<T>(
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/**
+ * A batch's phase steps in runbook order (phase, member, step index): without the ORDER BY,
+ * PostgreSQL returns them in whatever order updates left them, and assertions on order flake.
+ */
+export function batchStepsInRunbookOrder(db: Db, batchId: number) {
+  return db
+    .selectFrom("stepExecutions")
+    .innerJoin("phaseExecutions", "phaseExecutions.id", "stepExecutions.phaseExecutionId")
+    .select([
+      "stepExecutions.batchMemberId",
+      "phaseExecutions.phaseName",
+      "stepExecutions.stepName",
+      "stepExecutions.status",
+      "stepExecutions.errorCode",
+      "stepExecutions.errorMessage",
+    ])
+    .where("stepExecutions.batchId", "=", batchId)
+    .orderBy("phaseExecutions.sequence")
+    .orderBy("stepExecutions.batchMemberId")
+    .orderBy("stepExecutions.stepIndex")
+    .execute();
+}

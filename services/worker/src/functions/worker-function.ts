@@ -13,7 +13,8 @@ export interface WorkerFunctionContext {
   readonly batchId: number;
   /**
    * 1 on the first invocation for this job, 2+ when the worker invokes the function again after
-   * it was throttled (see throttle-retry.ts). Reported back as `Error.Attempts`. Orchestrator
+   * it was throttled or its service was unavailable (`*.throttled`, `*.unavailable`: see
+   * throttle-retry.ts). Reported back as `Error.Attempts`. Orchestrator
    * retries arrive as new jobs (new JobId) and start again at 1.
    */
   readonly attempt: number;
