@@ -18,6 +18,9 @@ COPY services/orchestrator/package.json services/orchestrator/
 COPY services/admin-api/package.json services/admin-api/
 COPY services/worker/package.json services/worker/
 COPY services/all-in-one/package.json services/all-in-one/
+COPY services/cli/package.json services/cli/
+# npm links the CLI's bin at install: the file it points to must exist by then.
+COPY services/cli/bin services/cli/bin/
 RUN npm ci --omit=dev --no-audit --no-fund
 COPY libs libs
 COPY services services

@@ -31,7 +31,7 @@ const HEAPS: readonly { readonly label: string; readonly flags: readonly string[
   { label: "default", flags: [] },
   { label: "cap 256MB", flags: ["--max-old-space-size=256"] },
 ];
-const SOURCE_ENV = "BENCH_SOURCE_DB";
+const SOURCE_ENV = "MATOOLKIT_SOURCE_BENCH_DB";
 const databaseUrl = process.env.DATABASE_URL;
 if (databaseUrl === undefined) {
   console.error("Set DATABASE_URL to a PostgreSQL server, e.g. postgres://postgres@127.0.0.1:5432/test");

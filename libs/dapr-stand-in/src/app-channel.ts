@@ -1,5 +1,6 @@
 import { connect } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
+import { withDeadline } from "@matoolkit/domain";
 
 /**
  * The sidecar's connection to its app: waiting for the app port to accept connections (daprd
@@ -59,13 +60,10 @@ export class AppChannel {
     if (this.options.appApiToken !== undefined) requestHeaders["dapr-api-token"] = this.options.appApiToken;
     const url = new URL(path.replace(/^\/+/, ""), ensureTrailingSlash(this.baseUrl));
     try {
-      const response = await fetch(url, {
-        method,
-        headers: requestHeaders,
-        body: body?.payload,
-        signal: AbortSignal.any([this.options.signal, AbortSignal.timeout(this.options.requestTimeoutMs)]),
+      return await withDeadline(this.options.signal, this.options.requestTimeoutMs, async (signal) => {
+        const response = await fetch(url, { method, headers: requestHeaders, body: body?.payload, signal });
+        return { status: response.status, body: await response.text() };
       });
-      return { status: response.status, body: await response.text() };
     } catch (error) {
       const aborted = this.options.signal.aborted;
       const reason = aborted ? "sidecar stopping" : describeFetchError(error);

@@ -4,18 +4,20 @@ import { DataSourceError } from "./datasource-error.ts";
 
 export type CredentialProvider = () => Promise<TokenCredential>;
 
+/** No credential was given to createDataSourceClient: a wiring mistake, reported per query. */
+class NoCredentialError extends Error {}
+
 /**
- * DefaultAzureCredential is created on first use only: loading @azure/identity (MSAL) costs
- * start-up time that postgres- and csv-only deployments never need.
+ * The credential the entry point passed (`lazyAzureCredential` from @matoolkit/platform, which
+ * loads @azure/identity on its first token request and follows MATOOLKIT_AZURE_CREDENTIAL).
+ * There is deliberately no fallback to DefaultAzureCredential here: in production it would
+ * silently run as whatever developer sign-in the host has, and a library cannot read the
+ * environment to choose better. Postgres and csv sources never ask.
  */
 export function lazyCredential(injected: TokenCredential | undefined): CredentialProvider {
-  let credential: Promise<TokenCredential> | undefined = injected ? Promise.resolve(injected) : undefined;
-  return () => {
-    credential ??= import("@azure/identity").then(
-      ({ DefaultAzureCredential }) => new DefaultAzureCredential(),
-    );
-    return credential;
-  };
+  return injected === undefined
+    ? () => Promise.reject(new NoCredentialError())
+    : () => Promise.resolve(injected);
 }
 
 /** An Entra access token for `scope`; failures name the credential's error class, never its text. */
@@ -31,6 +33,13 @@ export async function getAccessToken(
     token = await credential.getToken(scope, { abortSignal: signal });
   } catch (error) {
     if (signal.aborted) throw signal.reason as Error;
+    if (error instanceof NoCredentialError) {
+      throw new DataSourceError(
+        sourceType,
+        "no Azure credential was configured for this process (the entry point passes one chosen by MATOOLKIT_AZURE_CREDENTIAL)",
+        { retriable: false },
+      );
+    }
     // Credential chains explain every attempt at length (paths, environment): the class is enough here.
     const kind = error instanceof Error ? error.name : "unknown error";
     throw new DataSourceError(sourceType, `could not get an Entra access token for ${scope} (${kind})`, {

@@ -1,15 +1,27 @@
 import type { DataSourceType } from "@matoolkit/domain";
 import { DataSourceError } from "./datasource-error.ts";
 
-export interface Deadline {
-  /** Aborted on timeout or caller abort; its `reason` is the DataSourceError to throw. */
+/**
+ * The running time budget of a query, as a source may shape it: a Databricks statement waiting
+ * for its warehouse to start runs on a budget of its own, and the query's starts afresh once it
+ * leaves that wait. Whatever the budget, the same signal ends everything.
+ */
+export interface QueryBudget {
+  /** Replaces the running budget by `ms`; when that runs out the query aborts with `reason()`. */
+  suspendFor(ms: number, reason: () => DataSourceError): void;
+  /** The query's own budget again, in full, from now. */
+  restart(): void;
+}
+
+export interface Deadline extends QueryBudget {
+  /** Aborted on timeout, an exhausted budget or caller abort; its `reason` is the error to throw. */
   readonly signal: AbortSignal;
   dispose(): void;
 }
 
 /**
- * One signal for the whole query (connect, run, every chunk), so a slow source fails its own
- * runbook's tick with a clear error and never holds the scheduler.
+ * One signal for the whole query (connect, run, every chunk, every row handed to the caller), so
+ * a slow source fails its own runbook's tick with a clear error and never holds the scheduler.
  */
 export function startDeadline(
   sourceType: DataSourceType,
@@ -18,16 +30,24 @@ export function startDeadline(
 ): Deadline {
   const controller = new AbortController();
   const seconds = Math.round(timeoutMs / 100) / 10;
-  const timer = setTimeout(
-    () => controller.abort(new DataSourceError(sourceType, `query timed out after ${seconds} s`)),
-    timeoutMs,
-  );
+  const timedOut = (): DataSourceError =>
+    new DataSourceError(sourceType, `query timed out after ${seconds} s`);
+  let timer: NodeJS.Timeout | undefined;
+  let disposed = false;
+  const arm = (ms: number, reason: () => DataSourceError): void => {
+    clearTimeout(timer);
+    if (!disposed && !controller.signal.aborted) timer = setTimeout(() => controller.abort(reason()), ms);
+  };
+  arm(timeoutMs, timedOut);
   const onAbort = (): void => controller.abort(new DataSourceError(sourceType, "query aborted"));
   if (external?.aborted) onAbort();
   else external?.addEventListener("abort", onAbort, { once: true });
   return {
     signal: controller.signal,
+    suspendFor: arm,
+    restart: () => arm(timeoutMs, timedOut),
     dispose: () => {
+      disposed = true;
       clearTimeout(timer);
       external?.removeEventListener("abort", onAbort);
     },

@@ -1,6 +1,10 @@
 export * from "./create-data-source-client.ts";
 export * from "./datasource-error.ts";
 export { azureDatabricksScope } from "./databricks/databricks-source.ts";
+export { defaultWarehouseStartTimeoutMs, type DatabricksTiming } from "./databricks/databricks-timing.ts";
 export * from "./dataverse/sql-server-connector.ts";
 export { tediousConnector } from "./dataverse/tedious-connector.ts";
+export { csvDirFromEnv, defaultCsvDir } from "./csv/csv-dir.ts";
+export { sourceEnvVarPrefix, specSourceEnvVars } from "./environment.ts";
+export { csvDisabled, type SourceAccessProblem } from "./source-access.ts";
 export type { DataRow, DataSourceClient, DataSourceDeps, DataSourceQueryOptions } from "./types.ts";

@@ -23,6 +23,10 @@ export function createDb(options: DatabaseOptions): Db {
   });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on("error", () => {});
+  // Nor may a checked-out one (a transaction between statements): pg-pool drops its own error
+  // listener at checkout, and the server's FATAL at a restart would be an unhandled 'error' event.
+  // The query in progress, or the next one, fails instead and the pool discards the client.
+  pool.on("connect", (client) => client.on("error", () => {}));
   return new Kysely<Database>({
     dialect: new PostgresDialect({ pool }),
     // The query builder is camelCase, raw SQL is snake_case (see camel-case.ts).

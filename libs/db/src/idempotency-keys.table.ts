@@ -11,6 +11,10 @@ export interface IdempotencyKeysTable {
   value: JsonColumn<unknown>;
   claimedAt: CreatedAt;
   expiresAt: Timestamp;
+  /** The process holding an unfinished claim (migration 0005); null when completed. */
+  owner: string | null;
+  /** Until when that owner's claim holds without a renewal; past it the claim is lost. */
+  leaseExpiresAt: Timestamp | null;
 }
 
 export type IdempotencyKey = Selectable<IdempotencyKeysTable>;

@@ -37,3 +37,5 @@ export * from "./rollback-events.ts";
 export * from "./member-counts.repository.ts";
 export * from "./batch-cancellation.ts";
 export * from "./outbox.repository.ts";
+export * from "./runbook-deactivation.repository.ts";
+export * from "./operator-members.repository.ts";

@@ -35,11 +35,15 @@ const inFlight = sql.join(inFlightBatchStates.map((state) => sql`${state}::text`
 
 /**
  * Creates the staging table and fills it from `rows`, chunk by chunk, pulling the next rows
- * only once the previous chunk is in PostgreSQL: a generator that converts and releases the
- * source's rows as it goes keeps one chunk in memory, not a second copy of every row. An error
- * the iterator throws (a bad row) rolls the caller's transaction back. Returns the row count.
+ * only once the previous chunk is in PostgreSQL: a (possibly async) generator that streams the
+ * source's rows keeps one chunk in memory, never the whole result. An error the iterator throws
+ * (a bad row, a source failing mid-stream) rolls the caller's transaction back. Returns the row
+ * count.
  */
-export async function stageSourceRows(trx: Db, rows: Iterable<StagedSourceRow>): Promise<number> {
+export async function stageSourceRows(
+  trx: Db,
+  rows: Iterable<StagedSourceRow> | AsyncIterable<StagedSourceRow>,
+): Promise<number> {
   if (!trx.isTransaction) throw new Error("stageSourceRows must run inside a transaction");
   // The diff's joins hash the whole staged set (100,000 rows of member data): with the default
   // 4 MB they spill to temporary files and time grows faster than the row count.
@@ -66,7 +70,7 @@ export async function stageSourceRows(trx: Db, rows: Iterable<StagedSourceRow>):
       SELECT k, t, d, b FROM jsonb_to_recordset(${text}::jsonb) AS x(k text, t timestamptz, d jsonb, b integer)
     `.execute(trx);
   };
-  for (const row of rows) {
+  for await (const row of rows) {
     const json = JSON.stringify({
       k: row.memberKey,
       t: row.batchStart?.toISOString() ?? null,

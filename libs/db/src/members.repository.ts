@@ -14,18 +14,22 @@ export interface NewMemberInput {
 
 /**
  * Adds members as `active`. A key already active in the batch is skipped (two scheduler ticks may
- * race), so the result holds only the rows actually inserted.
+ * race, or an operator's upload races another), so the result holds only the rows actually
+ * inserted. `announced`: add_dispatched_at = now, for callers that queue member-added in the same
+ * transaction (an operator adding members to a running manual batch).
  */
 export async function insertMembers(
   db: Db,
   batchId: number,
   members: readonly NewMemberInput[],
+  options: { readonly announced?: boolean } = {},
 ): Promise<BatchMember[]> {
   const inserted: BatchMember[] = [];
   const values = members.map((member) => ({
     batchId,
     memberKey: member.memberKey,
     dataJson: jsonb(member.data),
+    ...(options.announced === true ? { addDispatchedAt: sql<Date>`now()` } : {}),
   }));
   for (const chunk of chunksForInsert(values)) {
     const rows = await db
@@ -50,12 +54,16 @@ export async function listMembers(db: Db, batchId: number): Promise<BatchMember[
   return db.selectFrom("batchMembers").selectAll().where("batchId", "=", batchId).orderBy("id").execute();
 }
 
-/** Applies `event` if the member is still active; undefined when it is not (idempotent failure). */
+/**
+ * Applies `event` if the member is still active; undefined when it is not (idempotent failure).
+ * `announced` (remove only): also stamps remove_dispatched_at, for a caller that queues
+ * member-removed in the same transaction (an operator removing a member of a manual batch).
+ */
 export async function transitionMember(
   db: Db,
   id: number,
   event: MemberEvent,
-  options: { readonly reason?: string } = {},
+  options: { readonly reason?: string; readonly announced?: boolean } = {},
 ): Promise<BatchMember | undefined> {
   const { from, to } = memberMachine.transitions[event];
   const [row] = await applyTransition<BatchMember>(
@@ -66,7 +74,10 @@ export async function transitionMember(
       batchIdColumn: "batch_id",
       from,
       to,
-      set: defaultColumns(event),
+      set: {
+        ...defaultColumns(event),
+        ...(options.announced === true && event === "remove" ? { remove_dispatched_at: sql`now()` } : {}),
+      },
       reason: options.reason,
     },
     sql`id = ${id}`,

@@ -1,3 +1,4 @@
+export * from "./abort/index.ts";
 export * from "./errors/index.ts";
 export * from "./member-data/index.ts";
 export * from "./messages/index.ts";

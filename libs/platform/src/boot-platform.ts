@@ -28,6 +28,8 @@ export interface Platform {
   readonly db: Db;
   readonly connectionString: string;
   readonly databaseKind: "server" | "embedded";
+  /** Embedded mode: the cluster's directory (shown in the start banner). */
+  readonly embeddedDataDir?: string;
   /** The adapter behind each port, for start-up logs and health output. */
   readonly adapters: AdapterChoice;
   readonly bus: MessageBus;
@@ -121,6 +123,7 @@ export async function bootPlatform(
     db: database.db,
     connectionString: database.connectionString,
     databaseKind: database.kind,
+    ...(database.embeddedDataDir === undefined ? {} : { embeddedDataDir: database.embeddedDataDir }),
     adapters,
     bus,
     timers,

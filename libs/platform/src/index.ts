@@ -1,3 +1,4 @@
+export * from "./azure-credential.ts";
 export * from "./boot-platform.ts";
 export * from "./open-database.ts";
 export * from "./platform-config.ts";

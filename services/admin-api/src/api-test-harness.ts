@@ -14,7 +14,7 @@ import { createVerifierForConfig, issueLocalToken } from "./auth/index.ts";
  */
 const issuer = "matoolkit-local";
 /** The environment variable a test runbook's `postgres` source names: the test database itself. */
-export const TEST_SOURCE_DB_ENV = "ADMIN_API_TEST_SOURCE_DB";
+export const TEST_SOURCE_DB_ENV = "MATOOLKIT_SOURCE_ADMIN_API_TEST_DB";
 const audience = "api://matoolkit";
 
 /** Response bodies are arbitrary JSON; tests read the fields they assert on. */
@@ -26,6 +26,7 @@ export interface ApiResponse {
   readonly body: Json;
   /** The raw body text, for "never echoes X" assertions. */
   readonly text: string;
+  readonly headers: Headers;
 }
 
 export interface RequestOptions {
@@ -43,6 +44,8 @@ export interface ApiHarness {
   readonly readerToken: string;
   /** Where `csv` sources' relative paths resolve. */
   readonly dataDir: string;
+  /** The API's origin (routes outside /api: /healthz, /readyz, /problems). */
+  readonly url: string;
   request(method: string, apiPath: string, options?: RequestOptions): Promise<ApiResponse>;
   stop(): Promise<void>;
 }
@@ -66,6 +69,8 @@ export async function startApiHarness(): Promise<ApiHarness> {
     verifier,
     logger,
     dataSources: createDataSourceClient({ env: { [TEST_SOURCE_DB_ENV]: database.url }, baseDir: dataDir }),
+    // The embedded runtime started its bus when it was created.
+    busReady: Promise.resolve(),
     host: "127.0.0.1",
     port: 0,
   });
@@ -87,6 +92,7 @@ export async function startApiHarness(): Promise<ApiHarness> {
     adminToken,
     readerToken,
     dataDir,
+    url: api.url,
     async request(method, apiPath, options = {}) {
       const headers: Record<string, string> = {};
       const bearer = options.token === undefined ? adminToken : options.token;
@@ -94,7 +100,12 @@ export async function startApiHarness(): Promise<ApiHarness> {
       if (options.type !== undefined) headers["content-type"] = options.type;
       const response = await fetch(`${api.url}/api${apiPath}`, { method, headers, body: options.body });
       const text = await response.text();
-      return { status: response.status, body: text === "" ? undefined : JSON.parse(text), text };
+      return {
+        status: response.status,
+        body: text === "" ? undefined : JSON.parse(text),
+        text,
+        headers: response.headers,
+      };
     },
     async stop() {
       await api.close();

@@ -2,15 +2,18 @@ import express, { type Express } from "express";
 import type { DataSourceClient } from "@matoolkit/datasources";
 import type { Db } from "@matoolkit/db";
 import type { Logger, MessageBus } from "@matoolkit/runtime";
-import { authenticate, requireAuthenticated, type TokenVerifier } from "./auth/index.ts";
+import type { TokenVerifier } from "./auth/index.ts";
 import { errorHandler } from "./http/api-error.ts";
-import { automationRoutes } from "./routes/automation.routes.ts";
-import { batchRoutes } from "./routes/batches.routes.ts";
-import { runbookRoutes } from "./routes/runbooks.routes.ts";
+import { problemDetails, sendProblem } from "./http/problem-details.ts";
+import type { Readiness } from "./http/readiness.ts";
+import { adminApiOperations } from "./openapi/admin-api-operations.ts";
+import { mountOperations } from "./openapi/mount-operations.ts";
 
 /**
- * The admin API (000 "Admin API Internals"). Every route is behind authentication: reads need
- * any valid token, writes the Admin role (checked per route). There is no unauthenticated mode.
+ * The admin API (000 "Admin API Internals"). Every /api route is behind authentication: reads
+ * need an app role of the API (or an accepted delegated scope), writes the Admin role (checked
+ * per route). There is no unauthenticated mode. Without a token: /healthz, /readyz, the OpenAPI
+ * document (/api/openapi.json) and the problem type pages (/problems/{code}).
  */
 export function createAdminApi(options: {
   db: Db;
@@ -19,18 +22,22 @@ export function createAdminApi(options: {
   logger: Logger;
   /** Runs runbooks' data source queries for the query preview. */
   dataSources: DataSourceClient;
+  readiness: Readiness;
 }): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("query parser", "simple");
-  const api = express.Router();
-  api.use(authenticate(options.verifier), requireAuthenticated);
-  api.use("/runbooks", runbookRoutes(options.db, options.bus));
-  api.use("/runbooks", automationRoutes(options.db, options.dataSources));
-  api.use("/batches", batchRoutes(options.db));
-  app.use("/api", api);
+  const { db, bus, dataSources, readiness } = options;
+  const operations = express.Router();
+  mountOperations(operations, adminApiOperations(), {
+    verifier: options.verifier,
+    deps: { db, bus, dataSources, readiness },
+  });
+  // Every route is an operation of the registry, so the OpenAPI document describes all of them
+  // (openapi.test.ts fails on a route mounted here outside it).
+  app.use(operations);
   app.use((_req, res) => {
-    res.status(404).json({ error: { code: "resource.not_found", message: "No such endpoint" } });
+    sendProblem(res, problemDetails("resource.not_found", "No such endpoint"));
   });
   app.use(errorHandler(options.logger));
   return app;

@@ -67,7 +67,8 @@ async function main(): Promise<number> {
   // Checked before parsing the rest of the config so the refusal, not a missing AZURE_AD_* variable,
   // is what the user sees.
   if (process.env.MATOOLKIT_AUTH_MODE?.trim() === "entra") {
-    const resource = process.env.AZURE_AD_AUDIENCE?.trim() || "api://<client-id>";
+    const clientId = process.env.AZURE_AD_CLIENT_ID?.trim();
+    const resource = process.env.AZURE_AD_AUDIENCE?.trim() || `api://${clientId || "<client-id>"}`;
     process.stderr.write(
       "token: MATOOLKIT_AUTH_MODE=entra, so the Admin API only accepts tokens issued by Entra ID. " +
         `Get one from Entra ID instead, e.g. \`az account get-access-token --resource ${resource} --query accessToken -o tsv\`.\n`,

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -23,7 +23,8 @@ export function automatedLifecycleScenarios(profile: RuntimeProfile): void {
     let system: RunningSystem;
     let admin: string;
 
-    const csvPath = () => join(dir, "members.csv");
+    // csv sources read only below MATOOLKIT_CSV_DIR, which may not hold the data dir.
+    const csvPath = () => join(dir, "sources", "members.csv");
     const startsAt = new Date(Date.now() + 60 * 60_000).toISOString();
     function writeMembers(keys: string[]): void {
       writeFileSync(
@@ -35,18 +36,20 @@ export function automatedLifecycleScenarios(profile: RuntimeProfile): void {
     beforeAll(async () => {
       database = await createTestDatabase();
       dir = mkdtempSync(join(tmpdir(), "matoolkit-automated-"));
+      mkdirSync(join(dir, "sources"));
       writeMembers(["a@contoso.test", "b@contoso.test"]);
       runtime = await profile.open();
       system = await startAll({
         ...(await runtime.nextStart()),
         DATABASE_URL: database.url,
-        MATOOLKIT_DATA_DIR: dir,
+        MATOOLKIT_DATA_DIR: join(dir, "data"),
+        MATOOLKIT_CSV_DIR: join(dir, "sources"),
         PORT: "0",
         LOG_LEVEL: "silent",
         MATOOLKIT_SCHEDULER_TICK_SECONDS: "5",
       });
       admin = await issueLocalToken({
-        dataDir: dir,
+        dataDir: join(dir, "data"),
         issuer: "matoolkit-local",
         audience: "api://matoolkit",
         roles: ["Admin"],
@@ -76,7 +79,7 @@ export function automatedLifecycleScenarios(profile: RuntimeProfile): void {
       const yaml = `name: automated-csv
 data_source:
   type: csv
-  path: ${csvPath()}
+  path: members.csv
   primary_key: Upn
   batch_time_column: StartsAt
 phases:

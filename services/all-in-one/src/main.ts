@@ -5,16 +5,16 @@ import { startAll } from "./start-all.ts";
 
 await runUntilSignalled("matoolkit", async () => {
   const system = await startAll(process.env);
-  const { logger, databaseKind } = system.platform;
+  const { logger, databaseKind, embeddedDataDir } = system.platform;
   logger.info({ apiUrl: system.apiUrl, database: databaseKind }, "matoolkit is running");
   process.stdout.write(
     [
       "",
       `  matoolkit admin API listening on ${system.apiUrl}/api`,
-      `  database: ${databaseKind === "embedded" ? "embedded PostgreSQL (.matoolkit/postgres)" : "DATABASE_URL"}`,
+      `  database: ${databaseKind === "embedded" ? `embedded PostgreSQL (${embeddedDataDir ?? "data directory"})` : "DATABASE_URL"}`,
       `  worker target: ${system.tenantDescription}`,
-      "  get a token:  TOKEN=$(npm run -s token -- --role Admin)",
-      `  try:          curl -H "Authorization: Bearer $TOKEN" ${system.apiUrl}/api/runbooks`,
+      `  try:          npx matoolkit runbook publish examples/contoso-pilot.yaml${system.apiUrl === "http://127.0.0.1:8080" ? "" : ` --api-url ${system.apiUrl}/api`}`,
+      "  (or curl with a token: TOKEN=$(npm run -s token -- --role Admin))",
       "",
     ].join("\n") + "\n",
   );

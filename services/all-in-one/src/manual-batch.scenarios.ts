@@ -116,6 +116,17 @@ export function manualBatchScenarios(profile: RuntimeProfile): void {
     }
 
     describe("through the admin API", () => {
+      it("answers /healthz and, once the bus is up, /readyz on the API port without a token", async () => {
+        expect((await fetch(`${system.apiUrl}/healthz`)).status).toBe(200);
+        const ready = await eventually(
+          () =>
+            fetch(`${system.apiUrl}/readyz`).then(async (r) => ({ status: r.status, body: await r.json() })),
+          (r) => r.status === 200,
+          "the admin API to be ready",
+        );
+        expect(ready.body).toEqual({ status: "ready", checks: { database: "ok", messageBus: "ok" } });
+      });
+
       it("publishes the sample runbook as version 1", async () => {
         const published = await api("POST", "/runbooks", {
           token: admin,
@@ -271,9 +282,9 @@ export function manualBatchScenarios(profile: RuntimeProfile): void {
           type: "application/yaml",
         });
         expect(response.status).toBe(400);
-        expect(response.body.error.code).toBe("runbook.invalid");
+        expect(response.body.code).toBe("runbook.invalid");
         expect(
-          response.body.error.details.problems.map(
+          response.body.problems.map(
             (p: { line: number; column: number; path: string }) => `${p.line}:${p.column} ${p.path}`,
           ),
         ).toEqual([
@@ -301,7 +312,7 @@ export function manualBatchScenarios(profile: RuntimeProfile): void {
           type: "text/csv",
         });
         expect(anonymous.status).toBe(401);
-        expect(anonymous.body.error.code).toBe("auth.unauthenticated");
+        expect(anonymous.body.code).toBe("auth.unauthenticated");
         expect((await api("GET", "/batches")).status).toBe(401);
         const asReader = await api("POST", "/batches?runbook=contoso-pilot", {
           token: reader,
@@ -309,7 +320,7 @@ export function manualBatchScenarios(profile: RuntimeProfile): void {
           type: "text/csv",
         });
         expect(asReader.status).toBe(403);
-        expect(asReader.body.error.code).toBe("auth.forbidden");
+        expect(asReader.body.code).toBe("auth.forbidden");
         expect(
           (
             await api("POST", "/runbooks", {
@@ -339,18 +350,160 @@ export function manualBatchScenarios(profile: RuntimeProfile): void {
           type: "text/csv",
         });
         expect(response.status).toBe(400);
-        expect(response.body.error.message).toMatch(/line 3/);
+        expect(response.body.detail).toMatch(/line 3/);
         const duplicate = await api("POST", "/batches?runbook=contoso-pilot", {
           token: admin,
           body: "UserPrincipalName\na@x.test\na@x.test\n",
           type: "text/csv",
         });
         expect(duplicate.status).toBe(400);
-        expect(duplicate.body.error.details.problems).toEqual([
+        expect(duplicate.body.problems).toEqual([
           { line: 3, message: "duplicate primary key (same as line 2)" },
         ]);
         expect(JSON.stringify(duplicate.body)).not.toContain("a@x.test");
         expect(await count()).toBe(before);
+      });
+
+      describe("members joining and leaving a running batch", () => {
+        const lynne =
+          "lynne.robbins@contoso.test,Lynne Robbins,lynne.robbins@fabrikam.test,smtp:lynne@contoso.test," +
+          "2026-12-05T09:00:00Z,Echo";
+
+        /** Creates a batch of members.csv and advances it through init and `upTo` phases. */
+        async function batchAdvancedThrough(upTo: readonly string[]): Promise<number> {
+          const created = await api("POST", "/batches?runbook=contoso-pilot", {
+            token: admin,
+            body: example("members.csv"),
+            type: "text/csv",
+          });
+          expect(created.status).toBe(201);
+          const id = created.body.id as number;
+          expect((await api("POST", `/batches/${id}/advance`, { token: admin })).status).toBe(202);
+          await eventually(
+            () => batchStatus(id),
+            (b) => b.status === "active",
+            "init to finish",
+          );
+          for (const phase of upTo) {
+            expect((await api("POST", `/batches/${id}/advance`, { token: admin })).body).toMatchObject({
+              phaseName: phase,
+            });
+            if (phase === upTo.at(-1)) break;
+            await eventually(
+              () => batchStatus(id),
+              (b) =>
+                b.phases.find((p: { phaseName: string }) => p.phaseName === phase).status === "completed",
+              `phase ${phase} to complete`,
+            );
+          }
+          return id;
+        }
+
+        const stepsOf = async (batchId: number, memberKey: string) =>
+          (await batchStepsInRunbookOrder(database.db, batchId))
+            .filter((step) => step.batchMemberId === memberIds.get(memberKey))
+            .map((step) => `${step.phaseName}/${step.stepName}: ${step.status}`);
+        const memberIds = new Map<string, number>();
+        async function loadMemberIds(batchId: number) {
+          const rows = await database.db
+            .selectFrom("batchMembers")
+            .select(["id", "memberKey"])
+            .where("batchId", "=", batchId)
+            .execute();
+          for (const row of rows) memberIds.set(row.memberKey, row.id);
+        }
+
+        /** Embedded: the worker's idempotency record; Dapr: its result message at the broker. */
+        async function workerRanJob(jobId: string): Promise<boolean> {
+          const results = runtime.brokerMessages(topics.workerResults);
+          if (results !== undefined)
+            return results.some((message) => message.cloudEvent.id === `result:${jobId}`);
+          const record = await database.db
+            .selectFrom("idempotencyKeys")
+            .select("state")
+            .where("key", "=", `worker-job:${jobId}`)
+            .executeTakeFirst();
+          return record?.state === "completed";
+        }
+
+        it("a member added after a phase ran catches up on it, then runs the next phase with the others", async () => {
+          const id = await batchAdvancedThrough(["pre-checks"]);
+          await eventually(
+            () => batchStatus(id),
+            (b) => b.phases[0].status === "completed",
+            "pre-checks to complete",
+          );
+          const header = example("members.csv").split("\n")[0];
+          const added = await api("POST", `/batches/${id}/members`, {
+            token: admin,
+            body: `${header}\n${lynne}\n`,
+            type: "text/csv",
+          });
+          expect(added.status).toBe(201);
+          await loadMemberIds(id);
+          // 000 "Member Catch-Up Protocol": the completed phase's steps, created and run for her alone.
+          await eventually(
+            () => stepsOf(id, "lynne.robbins@contoso.test"),
+            (steps) => steps.length === 2 && steps.every((step) => step.endsWith("succeeded")),
+            "the late member's catch-up steps",
+          );
+          expect((await api("POST", `/batches/${id}/advance`, { token: admin })).body).toMatchObject({
+            phaseName: "cutover",
+          });
+          await eventually(
+            () => batchStatus(id),
+            (b) => b.status === "completed",
+            "the batch to complete",
+          );
+          expect(await stepsOf(id, "lynne.robbins@contoso.test")).toEqual([
+            "pre-checks/validate-source-mailbox: succeeded",
+            "pre-checks/notify-user: succeeded",
+            "cutover/start-mailbox-move: succeeded",
+            "cutover/set-primary-email: succeeded",
+          ]);
+          const steps = await batchStepsInRunbookOrder(database.db, id);
+          expect(steps).toHaveLength(4 * 2 * 2);
+        });
+
+        it("a member removed mid-phase has its open steps cancelled and on_member_removed run", async () => {
+          const id = await batchAdvancedThrough(["pre-checks", "cutover"]);
+          await loadMemberIds(id);
+          const alex = memberIds.get("alex.wilber@contoso.test")!;
+          // start-mailbox-move polls (Test-Poll, PendingTimes 2): a window of seconds with a step open.
+          await eventually(
+            () => stepsOf(id, "alex.wilber@contoso.test"),
+            (steps) => steps.includes("cutover/start-mailbox-move: polling"),
+            "alex's cutover step to be polling",
+          );
+          const removed = await api("DELETE", `/batches/${id}/members/${alex}`, { token: admin });
+          expect(removed.status).toBe(200);
+          expect(removed.body).toMatchObject({ memberId: alex, status: "removed", alreadyRemoved: false });
+          await eventually(
+            () => batchStatus(id),
+            (b) => b.status === "completed",
+            "the batch to complete",
+          );
+          // 000 "Member Removal Protocol": the orchestrator cancelled alex's open steps...
+          expect(await stepsOf(id, "alex.wilber@contoso.test")).toEqual([
+            "pre-checks/validate-source-mailbox: succeeded",
+            "pre-checks/notify-user: succeeded",
+            "cutover/start-mailbox-move: cancelled",
+            "cutover/set-primary-email: cancelled",
+          ]);
+          // ...and sent the runbook's on_member_removed step, which the worker ran.
+          await eventually(
+            () => workerRanJob(`removed-member-${alex}-0`),
+            (ran) => ran,
+            "the on_member_removed job to run",
+          );
+          const statuses = await database.db
+            .selectFrom("batchMembers")
+            .select(["memberKey", "status"])
+            .where("batchId", "=", id)
+            .orderBy("id")
+            .execute();
+          expect(statuses.map((member) => member.status)).toEqual(["active", "removed", "active"]);
+        });
       });
     });
   });

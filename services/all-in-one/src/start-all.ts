@@ -4,9 +4,15 @@ import {
   startAdminApiService,
   adminApiConfigFromEnv,
 } from "@matoolkit/admin-api";
-import { createDataSourceClient } from "@matoolkit/datasources";
+import { createDataSourceClient, csvDirFromEnv } from "@matoolkit/datasources";
 import { orchestratorConfigFromEnv, startOrchestratorService } from "@matoolkit/orchestrator";
-import { bootPlatform, platformConfigFromEnv, type Platform } from "@matoolkit/platform";
+import {
+  azureCredentialPlanFromEnv,
+  bootPlatform,
+  lazyAzureCredential,
+  platformConfigFromEnv,
+  type Platform,
+} from "@matoolkit/platform";
 import { nudgeBatchWorkflows, schedulerConfigFromEnv, startSchedulerService } from "@matoolkit/scheduler";
 import {
   buildWorkerRuntime,
@@ -37,6 +43,8 @@ export async function startAll(env: Record<string, string | undefined>): Promise
   const workerConfig = workerConfigFromEnv(env);
   tenantConfigFromEnv(env);
   const orchestratorConfig = orchestratorConfigFromEnv(env);
+  const azureCredentialPlan = azureCredentialPlanFromEnv(env);
+  const csvDir = csvDirFromEnv(env, platformConfig.dataDir);
 
   const platform = await bootPlatform(platformConfig, "matoolkit");
   const { db, bus, timers, idempotency, logger } = platform;
@@ -66,12 +74,17 @@ export async function startAll(env: Record<string, string | undefined>): Promise
     workerId: workerConfig.workerId,
     concurrency: workerConfig.concurrency,
     jobTimeoutMs: workerConfig.jobTimeoutSeconds * 1000,
+    leaseSeconds: workerConfig.leaseSeconds,
     registry: workerRuntime.registry,
     tenant: workerRuntime.tenant,
     // No idle exit here: the other services of this process are not idle when the worker is.
   });
   // One client for the scheduler's ticks and the API's query preview; runbooks name env vars.
-  const dataSources = createDataSourceClient({ env, baseDir: process.cwd() });
+  const dataSources = createDataSourceClient({
+    env,
+    baseDir: csvDir,
+    credential: lazyAzureCredential(azureCredentialPlan),
+  });
   await startSchedulerService({
     db,
     timers,
@@ -83,10 +96,11 @@ export async function startAll(env: Record<string, string | undefined>): Promise
   const api = await startAdminApiService({
     db,
     bus,
-    verifier: await createVerifierForConfig(authConfig),
+    verifier: await createVerifierForConfig(authConfig, { logger }),
     logger,
     dataSources,
     ...apiConfig,
+    busReady: platform.ready,
   });
   // Every subscription is in place: open the runtime to deliveries (Dapr reads them once). Only
   // then the workflows: up to Dapr 1.17 the sidecar answers workflow calls once that port is open.

@@ -1,6 +1,12 @@
 // Entry point: the scheduler alone, against a shared DATABASE_URL (or the embedded database).
-import { createDataSourceClient } from "@matoolkit/datasources";
-import { bootPlatform, platformConfigFromEnv, runUntilSignalled } from "@matoolkit/platform";
+import { createDataSourceClient, csvDirFromEnv } from "@matoolkit/datasources";
+import {
+  azureCredentialPlanFromEnv,
+  bootPlatform,
+  lazyAzureCredential,
+  platformConfigFromEnv,
+  runUntilSignalled,
+} from "@matoolkit/platform";
 import { schedulerConfigFromEnv } from "./scheduler-config.ts";
 import { nudgeBatchWorkflows } from "./batch-lifecycle.ts";
 import { startSchedulerService } from "./scheduler-service.ts";
@@ -12,8 +18,13 @@ await runUntilSignalled("scheduler", async () => {
     db: platform.db,
     timers: platform.timers,
     logger: platform.logger,
-    // Runbooks name environment variables for their connections; csv paths are relative to here.
-    dataSources: createDataSourceClient({ env: process.env, baseDir: process.cwd() }),
+    // Runbooks name environment variables for their connections; csv paths are relative to MATOOLKIT_CSV_DIR.
+    // Dataverse and Databricks as the identity MATOOLKIT_AZURE_CREDENTIAL chooses (a bad value stops the start).
+    dataSources: createDataSourceClient({
+      env: process.env,
+      baseDir: csvDirFromEnv(process.env, platformConfigFromEnv(process.env).dataDir),
+      credential: lazyAzureCredential(azureCredentialPlanFromEnv(process.env)),
+    }),
     lifecycle: nudgeBatchWorkflows(platform.db),
     ...config,
   });

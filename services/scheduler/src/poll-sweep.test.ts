@@ -253,7 +253,7 @@ describe("startSchedulerService", () => {
         timers: runtime.timers,
         logger: createLogger({ level: "silent", name: "scheduler-test" }),
         // No data source is read here: the tick finds no runbook with automation or batches to sync.
-        dataSources: { query: async () => [] },
+        dataSources: { query: async () => [], rows: async function* () {}, accessProblems: async () => [] },
         pollSweepSeconds: 1,
         tickSeconds: 3600,
       });

@@ -25,7 +25,7 @@ import { runSchedulerTick, type RunbookOutcome } from "./tick/run-scheduler-tick
  * `postgres` data sources' member tables, the real data source client (postgres and csv), and a
  * tick with a pinned clock.
  */
-export const SOURCE_DB_ENV = "SCHEDULER_TEST_SOURCE_DB";
+export const SOURCE_DB_ENV = "MATOOLKIT_SOURCE_SCHEDULER_TEST_DB";
 
 export interface SchedulerHarness {
   readonly db: Db;

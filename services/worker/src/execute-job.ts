@@ -14,6 +14,11 @@ export interface ExecuteJobOptions {
   readonly throttleRetry?: ThrottleRetryPolicy;
   /** The target tenant's clients; without them tenant functions fail with `tenant.not_configured`. */
   readonly tenant?: TenantClients;
+  /**
+   * Aborts the function from outside (its claim was taken over: job-lease.ts); the job is then
+   * reported with the signal's reason when that is a MatoolkitError.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -67,12 +72,21 @@ async function runFunction(
   );
   let attempts = 0;
   // A function that ignores its signal cannot be stopped, but its job is reported on time anyway.
-  const timedOut = new Promise<AttemptOutcome<unknown>>((resolve) => {
-    controller.signal.addEventListener("abort", () => resolve({ ok: false, error: timeoutError, attempts }), {
-      once: true,
-    });
+  const stopped = new Promise<AttemptOutcome<unknown>>((resolve) => {
+    controller.signal.addEventListener(
+      "abort",
+      () => {
+        const reason: unknown = controller.signal.reason;
+        resolve({ ok: false, error: reason instanceof MatoolkitError ? reason : timeoutError, attempts });
+      },
+      { once: true },
+    );
   });
   const timer = setTimeout(() => controller.abort(timeoutError), options.timeoutMs);
+  const external = options.signal;
+  const abortFromOutside = (): void => controller.abort(external?.reason);
+  if (external?.aborted === true) abortFromOutside();
+  external?.addEventListener("abort", abortFromOutside, { once: true });
   try {
     const invoke = async (attempt: number): Promise<unknown> => {
       attempts = attempt;
@@ -87,9 +101,10 @@ async function runFunction(
       });
     };
     const policy = options.throttleRetry ?? defaultThrottleRetryPolicy;
-    return await Promise.race([invokeWithThrottleRetry(invoke, policy, controller.signal), timedOut]);
+    return await Promise.race([invokeWithThrottleRetry(invoke, policy, controller.signal), stopped]);
   } finally {
     clearTimeout(timer);
+    external?.removeEventListener("abort", abortFromOutside);
   }
 }
 

@@ -7,9 +7,13 @@ import {
   workerResultMessageSchema,
 } from "@matoolkit/domain";
 import type { WorkerJobMessage, WorkerResultMessage } from "@matoolkit/domain";
-import type { Delivery, IdempotencyStore, Logger, MessageBus } from "@matoolkit/runtime";
+import { DeliveryDeferredError } from "@matoolkit/runtime";
+import type { ClaimOutcome, Delivery, IdempotencyStore, Logger, MessageBus } from "@matoolkit/runtime";
+import { abortableDelay } from "./abortable-delay.ts";
 import { executeJob, type ExecuteJobOptions } from "./execute-job.ts";
 import type { FunctionRegistry } from "./functions/function-registry.ts";
+import { holdLease, type HeldLease, type LeaseSettings } from "./job-lease.ts";
+import { recordCompletion } from "./record-completion.ts";
 
 /**
  * How long a JobId is remembered, claimed or completed: the topics' message TTL (000: 7 days), so
@@ -24,12 +28,18 @@ export interface JobDeliveryDeps {
   readonly workerId: string;
   readonly registry: FunctionRegistry;
   readonly execute: ExecuteJobOptions;
+  readonly lease: LeaseSettings;
+  /** Aborted when the worker stops: a delivery waiting on another worker's lease goes back to the bus. */
+  readonly stopping?: AbortSignal;
 }
 
 /**
  * One delivery from `worker-jobs`. Returning acknowledges it; throwing (a bus or database error)
  * gets it redelivered. A JobId's function runs at most once, whatever the bus redelivers: a
- * migration step that sent an email or created a user must not do it twice.
+ * migration step that sent an email or created a user must not do it twice. The one exception is
+ * a worker that died mid-job (its claim's lease ran out): the next delivery takes the claim over
+ * and runs the function again when it is declared safe to repeat, else reports the job failed as
+ * `worker.lost`, so the step follows its retry policy instead of waiting for the stuck-step timeout.
  */
 export async function handleJobDelivery(delivery: Delivery, deps: JobDeliveryDeps): Promise<void> {
   const parsed = workerJobMessageSchema.safeParse(delivery.body);
@@ -52,17 +62,33 @@ export async function handleJobDelivery(delivery: Delivery, deps: JobDeliveryDep
   }
 
   const key = `worker-job:${job.JobId}`;
-  const claim = await deps.idempotency.claim(key, JOB_MEMORY_SECONDS);
+  const options = { ttlSeconds: JOB_MEMORY_SECONDS, ...deps.lease };
+  let claim = await deps.idempotency.claim(key, options);
+  if (claim.status === "in_progress") {
+    // Its owner may be alive, or dead with the lease not yet run out (the bus can redeliver
+    // sooner): wait the lease out once, then look again. A live owner will have renewed it.
+    await waitUntil(claim.leaseExpiresAt, deps.lease.leaseSeconds, deps.stopping);
+    claim = await deps.idempotency.claim(key, options);
+  }
   switch (claim.status) {
     case "claimed":
       return runAndPublish(job, key, deps, log);
     case "completed":
       return republish(claim.value, deps, log);
+    case "lost":
+      if (deps.registry.isSafeToRepeat(job.FunctionName)) {
+        log.warn(
+          { previousOwner: claim.previousOwner, reason: reasonCodes.workerLost },
+          "job's worker was lost mid-job; the function is safe to repeat: running it again",
+        );
+        return runAndPublish(job, key, deps, log);
+      }
+      return reportLost(job, key, claim, deps, log);
     case "in_progress":
-      // Running it again could repeat a side effect; a stuck step is the orchestrator's to time out.
+      // Its owner renewed the lease while we waited: alive and working; it will publish.
       log.warn(
-        { claimedAt: claim.claimedAt.toISOString() },
-        "job already claimed and not finished; not run again",
+        { claimedAt: claim.claimedAt.toISOString(), owner: claim.owner },
+        "job running in another worker (its lease is renewed); not run again",
       );
       return;
     default: {
@@ -79,30 +105,139 @@ async function runAndPublish(
   log: Logger,
 ): Promise<void> {
   log.info("job started");
-  const result = await executeJob(job, deps.registry, deps.execute);
-  log.info(
+  // Held until the outcome is recorded, not just until the function returns: while the database
+  // is down the record waits, and a lapsed claim would be taken over and the job run again.
+  const lease = holdLease(deps.idempotency, key, deps.lease, log);
+  try {
+    const result = await executeJob(job, deps.registry, { ...deps.execute, signal: lease.lost });
+    log.info(
+      {
+        Status: result.Status,
+        ResultType: result.ResultType,
+        DurationMs: result.DurationMs,
+        ...(result.Error
+          ? {
+              errorType: result.Error.Type,
+              errorMessage: result.Error.Message,
+              attempts: result.Error.Attempts,
+            }
+          : {}),
+      },
+      "job finished",
+    );
+    await recordThenPublish(key, result, lease, deps, log);
+  } finally {
+    lease.stop();
+  }
+}
+
+/** A job cut off by its worker's death, whose function may not run twice: failed as worker.lost. */
+async function reportLost(
+  job: WorkerJobMessage,
+  key: string,
+  claim: Extract<ClaimOutcome, { status: "lost" }>,
+  deps: JobDeliveryDeps,
+  log: Logger,
+): Promise<void> {
+  log.warn(
     {
-      Status: result.Status,
-      ResultType: result.ResultType,
-      DurationMs: result.DurationMs,
-      ...(result.Error
-        ? {
-            errorType: result.Error.Type,
-            errorMessage: result.Error.Message,
-            attempts: result.Error.Attempts,
-          }
-        : {}),
+      previousOwner: claim.previousOwner,
+      claimedAt: claim.claimedAt.toISOString(),
+      reason: reasonCodes.workerLost,
     },
-    "job finished",
+    "job's worker was lost mid-job; reported failed (the function is not declared safe to repeat)",
+  );
+  const now = new Date();
+  const result: WorkerResultMessage = {
+    JobId: job.JobId,
+    Status: "Failure",
+    ResultType: "Null",
+    Result: null,
+    Error: {
+      Message: `The worker running this job stopped before finishing it (claimed ${claim.claimedAt.toISOString()}); it may have been partly done`,
+      Type: reasonCodes.workerLost,
+      IsThrottled: false,
+      Attempts: 1,
+    },
+    DurationMs: Math.max(0, now.getTime() - claim.claimedAt.getTime()),
+    Timestamp: now.toISOString(),
+    CorrelationData: job.CorrelationData,
+  };
+  // The claim is ours now (taken over): hold it while the outcome is recorded.
+  const lease = holdLease(deps.idempotency, key, deps.lease, log);
+  try {
+    await recordThenPublish(key, result, lease, deps, log);
+  } finally {
+    lease.stop();
+  }
+}
+
+/**
+ * The outcome is recorded before it is published, so the orchestrator only ever hears an outcome
+ * that every later delivery of the job republishes as is. While the store is down the record is
+ * retried (record-completion.ts); a worker stopping meanwhile throws, leaving the delivery unsettled.
+ */
+async function recordThenPublish(
+  key: string,
+  result: WorkerResultMessage,
+  lease: HeldLease,
+  deps: JobDeliveryDeps,
+  log: Logger,
+): Promise<void> {
+  const outcome = lease.lost.aborted
+    ? "taken_over"
+    : await recordCompletion({
+        store: deps.idempotency,
+        key,
+        value: result,
+        ttlSeconds: JOB_MEMORY_SECONDS,
+        lost: lease.lost,
+        stopping: deps.stopping,
+        log,
+      });
+  // Recorded (or given up): a renewal now would find the claim completed and read it as lost.
+  lease.stop();
+  switch (outcome) {
+    case "recorded":
+      return publishResult(result, deps);
+    case "unrecordable":
+      // Retrying cannot store it; the orchestrator must still hear the outcome.
+      log.warn("publishing the job's result without a record of its completion");
+      return publishResult(result, deps);
+    case "taken_over":
+      // The worker that took the claim over reports the job (worker.lost, or its own run).
+      log.warn(
+        { reason: reasonCodes.workerLost },
+        "job claim was taken over; this run's outcome is not reported",
+      );
+      return;
+    default: {
+      const unreachable: never = outcome;
+      throw new Error(`Unknown record outcome ${String(unreachable)}`);
+    }
+  }
+}
+
+/** Sleeps until `until` (a little after, so the lease has surely run out), at most one lease. */
+async function waitUntil(
+  until: Date,
+  leaseSeconds: number,
+  stopping: AbortSignal | undefined,
+): Promise<void> {
+  const ms = Math.min(
+    until.getTime() - Date.now() + LEASE_EXPIRY_MARGIN_MS,
+    leaseSeconds * 1000 + LEASE_EXPIRY_MARGIN_MS,
   );
   try {
-    await deps.idempotency.complete(key, result, JOB_MEMORY_SECONDS);
-  } catch (error) {
-    // The orchestrator must still hear the outcome; a redelivery will then find the job in progress.
-    log.error({ err: error }, "could not record the job as completed; publishing its result anyway");
+    await abortableDelay(Math.max(0, ms), stopping ?? new AbortController().signal);
+  } catch {
+    // Nothing is claimed by this delivery: the bus gives the job to the next start of the worker.
+    throw new DeliveryDeferredError("worker is stopping");
   }
-  await publishResult(result, deps);
 }
+
+/** Clocks of the worker and the store may differ a little. */
+const LEASE_EXPIRY_MARGIN_MS = 500;
 
 async function republish(stored: unknown, deps: JobDeliveryDeps, log: Logger): Promise<void> {
   const parsed = workerResultMessageSchema.safeParse(stored);

@@ -120,11 +120,16 @@ describe("startWorkerService with idleExitMs (real timers, in-memory bus)", () =
       stop: async () => {},
     };
     const idempotency: IdempotencyStore = {
-      claim: async (key) => {
+      claim: async (key, { owner, leaseSeconds }) => {
         const existing = claims.get(key);
         if (existing) return existing;
-        claims.set(key, { status: "in_progress", claimedAt: new Date() });
+        const leaseExpiresAt = new Date(Date.now() + leaseSeconds * 1000);
+        claims.set(key, { status: "in_progress", claimedAt: new Date(), owner, leaseExpiresAt });
         return { status: "claimed" };
+      },
+      renew: async (key, owner) => {
+        const existing = claims.get(key);
+        return existing?.status === "in_progress" && existing.owner === owner;
       },
       complete: async (key, value) => {
         claims.set(key, { status: "completed", value });

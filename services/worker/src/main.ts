@@ -26,6 +26,7 @@ await runUntilSignalled("worker", async ({ requestShutdown }) => {
     workerId: config.workerId,
     concurrency: config.concurrency,
     jobTimeoutMs: config.jobTimeoutSeconds * 1000,
+    leaseSeconds: config.leaseSeconds,
     registry: runtime.registry,
     tenant: runtime.tenant,
     idleExitMs: runtime.idleExitMs,

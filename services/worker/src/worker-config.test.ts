@@ -10,6 +10,7 @@ describe("workerConfigFromEnv", () => {
       workerId: "worker-01",
       concurrency: 4,
       jobTimeoutSeconds: 3600,
+      leaseSeconds: 30,
     });
   });
 
@@ -18,8 +19,14 @@ describe("workerConfigFromEnv", () => {
       MATOOLKIT_WORKER_ID: "worker-02",
       MATOOLKIT_WORKER_CONCURRENCY: "8",
       MATOOLKIT_WORKER_JOB_TIMEOUT_SECONDS: "120",
+      MATOOLKIT_WORKER_LEASE_SECONDS: "45",
     });
-    expect(config).toEqual({ workerId: "worker-02", concurrency: 8, jobTimeoutSeconds: 120 });
+    expect(config).toEqual({
+      workerId: "worker-02",
+      concurrency: 8,
+      jobTimeoutSeconds: 120,
+      leaseSeconds: 45,
+    });
   });
 
   it.each([
@@ -27,6 +34,7 @@ describe("workerConfigFromEnv", () => {
     ["MATOOLKIT_WORKER_CONCURRENCY", "0"],
     ["MATOOLKIT_WORKER_JOB_TIMEOUT_SECONDS", "1.5"],
     ["MATOOLKIT_WORKER_ID", "worker'; DROP"],
+    ["MATOOLKIT_WORKER_LEASE_SECONDS", "1"],
   ])("fails naming %s when it is %j", (variable, value) => {
     expect(() => workerConfigFromEnv({ [variable]: value })).toThrow(variable);
   });

@@ -1,5 +1,6 @@
 import { statSync } from "node:fs";
 import { z } from "zod";
+import { DEFAULT_LEASE_SECONDS } from "./job-lease.ts";
 
 /**
  * A worker process's settings. The id lands in a subscription name and in a Service Bus SQL
@@ -19,6 +20,12 @@ export const workerConfigSchema = z.object({
   functionsDir: z.string().min(1).optional(),
   /** 000 "Scale-to-Zero" (300 there): exit after this long with no delivery and no running job; unset: never. */
   idleExitSeconds: z.coerce.number().int().min(1).max(86_400).optional(),
+  /**
+   * Lease on a running job's claim, renewed every third of it: a worker killed mid-job has its
+   * jobs taken over this long after its last renewal (issue 11). Short recovers sooner; long
+   * rides out longer database stalls without another worker taking a live job over.
+   */
+  leaseSeconds: z.coerce.number().int().min(3).max(3600).default(DEFAULT_LEASE_SECONDS),
 });
 export type WorkerConfig = z.infer<typeof workerConfigSchema>;
 
@@ -28,6 +35,7 @@ export const workerEnvVariables = {
   jobTimeoutSeconds: "MATOOLKIT_WORKER_JOB_TIMEOUT_SECONDS",
   functionsDir: "MATOOLKIT_FUNCTIONS_DIR",
   idleExitSeconds: "MATOOLKIT_WORKER_IDLE_EXIT_SECONDS",
+  leaseSeconds: "MATOOLKIT_WORKER_LEASE_SECONDS",
 } as const satisfies Record<keyof WorkerConfig, string>;
 
 /**

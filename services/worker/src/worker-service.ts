@@ -5,10 +5,14 @@ import {
   type Logger,
   type MessageBus,
 } from "@matoolkit/runtime";
+import { randomUUID } from "node:crypto";
+import { setMaxListeners } from "node:events";
+import { hostname } from "node:os";
 import { createConcurrencyLimiter } from "./concurrency-limiter.ts";
 import type { FunctionRegistry } from "./functions/function-registry.ts";
 import { handleJobDelivery } from "./handle-job-delivery.ts";
 import { createIdleMonitor } from "./idle-exit.ts";
+import { DEFAULT_LEASE_SECONDS } from "./job-lease.ts";
 import type { TenantClients } from "./tenant/tenant-clients.ts";
 import type { ThrottleRetryPolicy } from "./throttle-retry.ts";
 
@@ -31,6 +35,10 @@ export interface WorkerServiceOptions {
    */
   readonly idleExitMs?: number;
   readonly onIdle?: () => void;
+  /** Lease on a running job's claim (job-lease.ts); default DEFAULT_LEASE_SECONDS. */
+  readonly leaseSeconds?: number;
+  /** Claim owner; default: this process (`<workerId>@<host>:<pid>:<random>`). Tests name owners. */
+  readonly owner?: string;
 }
 
 export interface WorkerService {
@@ -47,7 +55,17 @@ export function workerSubscriptionName(workerId: string): string {
 export async function startWorkerService(options: WorkerServiceOptions): Promise<WorkerService> {
   const logger = options.logger.child({ component: "worker", WorkerId: options.workerId });
   const limiter = createConcurrencyLimiter(options.concurrency);
+  const stopping = new AbortController();
+  // Every running job and every delivery waiting out a lease listens to it: dozens at once is
+  // normal here, not the listener leak Node's default limit of 10 warns about.
+  setMaxListeners(0, stopping.signal);
   const deps = {
+    lease: {
+      leaseSeconds: options.leaseSeconds ?? DEFAULT_LEASE_SECONDS,
+      // One owner per start: a restarted process must not take its predecessor's claims for its own.
+      owner: options.owner ?? `${options.workerId}@${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+    },
+    stopping: stopping.signal,
     bus: options.bus,
     idempotency: options.idempotency,
     logger,
@@ -60,7 +78,6 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
       tenant: options.tenant,
     },
   };
-  let stopping = false;
   const idleExitMs = options.idleExitMs;
   const idle =
     idleExitMs === undefined
@@ -86,19 +103,25 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
       track(() =>
         limiter.run(async () => {
           // Nothing is claimed yet, so refusing leaves the job to the next start of this worker.
-          if (stopping) throw new DeliveryDeferredError("worker is stopping");
+          if (stopping.signal.aborted) throw new DeliveryDeferredError("worker is stopping");
           await handleJobDelivery(delivery, deps);
         }),
       ),
   );
   logger.info(
-    { concurrency: options.concurrency, jobTimeoutMs: options.jobTimeoutMs, idleExitMs: options.idleExitMs },
+    {
+      concurrency: options.concurrency,
+      jobTimeoutMs: options.jobTimeoutMs,
+      idleExitMs: options.idleExitMs,
+      leaseSeconds: deps.lease.leaseSeconds,
+      owner: deps.lease.owner,
+    },
     "worker subscribed",
   );
 
   return {
     async stop() {
-      stopping = true;
+      stopping.abort();
       idle?.stop();
       await limiter.idle();
       logger.info("worker stopped");

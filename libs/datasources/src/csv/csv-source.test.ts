@@ -1,4 +1,4 @@
-import { mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, mkdir, rm, symlink, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -79,5 +79,81 @@ describe("csv data source", () => {
     await expect(client().query(source("data/nope.csv"))).rejects.toThrow(
       "csv source: file not found: data/nope.csv",
     );
+  });
+
+  it("refuses a header that repeats a column name, naming it and both positions", async () => {
+    await writeFile(join(baseDir, "data", "twice.csv"), "upn,groups,upn\na@contoso.com,g1,b@contoso.com\n");
+    const error = await failureOf(client().query(source("data/twice.csv")));
+    expect(error.message).toBe(
+      'csv source: the header of data/twice.csv repeats column "upn" (fields 1 and 3)',
+    );
+  });
+});
+
+describe("csv data source confinement (MATOOLKIT_CSV_DIR)", () => {
+  let outside: string;
+  beforeAll(async () => {
+    outside = await mkdtemp(join(tmpdir(), "matoolkit-outside-"));
+    await writeFile(join(outside, "secret.csv"), "name\nserver-secret\n");
+  });
+  afterAll(async () => {
+    await rm(outside, { recursive: true, force: true });
+  });
+  const client = () => createDataSourceClient({ env: {}, baseDir: join(baseDir, "data") });
+
+  it.each([
+    ["/etc/passwd", "must be relative to the CSV directory (MATOOLKIT_CSV_DIR), not absolute"],
+    ["../data/members.csv", 'must not contain ".." (it must stay inside the CSV directory)'],
+    ["sub/../../x.csv", 'must not contain ".." (it must stay inside the CSV directory)'],
+  ])("refuses %s before opening anything", async (path, problem) => {
+    const error = await failureOf(client().query(source(path)));
+    expect(error).toBeInstanceOf(DataSourceError);
+    expect(error.message).toBe(`csv source: csv path ${path} ${problem}`);
+  });
+
+  it("refuses a symlink that leads outside, also one swapped in after a successful read", async () => {
+    const link = join(baseDir, "data", "swapped.csv");
+    await symlink(join(baseDir, "data", "members.csv"), link);
+    expect(await client().query(source("swapped.csv"))).toHaveLength(3);
+    await unlink(link);
+    await symlink(join(outside, "secret.csv"), link);
+    const error = await failureOf(client().query(source("swapped.csv")));
+    expect(error.message).toBe(
+      "csv source: csv path swapped.csv leads outside the CSV directory (MATOOLKIT_CSV_DIR) through a symbolic link",
+    );
+    expect(error.message).not.toContain(outside);
+  });
+
+  it("refuses a directory symlink that leads outside", async () => {
+    await symlink(outside, join(baseDir, "data", "elsewhere"));
+    await expect(client().query(source("elsewhere/secret.csv"))).rejects.toThrow(/through a symbolic link/);
+  });
+
+  it("refuses every csv source when no directory is configured", async () => {
+    const error = await failureOf(createDataSourceClient({ env: {} }).query(source("members.csv")));
+    expect(error.message).toBe(
+      "csv source: csv sources are not enabled on this server (MATOOLKIT_CSV_DIR is not set)",
+    );
+  });
+
+  it("reports the same refusals as access problems for the publish-time check", async () => {
+    await symlink(join(outside, "not-yet.csv"), join(baseDir, "data", "dangling.csv"));
+    const problems = async (path: string) => client().accessProblems(source(path));
+    expect(await problems("members.csv")).toEqual([]);
+    expect(await problems("later/dropped-in-later.csv")).toEqual([]);
+    expect(await problems("/etc/passwd")).toEqual([
+      {
+        field: "path",
+        message: "csv path must be relative to the CSV directory (MATOOLKIT_CSV_DIR), not absolute",
+      },
+    ]);
+    expect(await problems("elsewhere/secret.csv")).toEqual([
+      {
+        field: "path",
+        message: "csv path leads outside the CSV directory (MATOOLKIT_CSV_DIR) through a symbolic link",
+      },
+    ]);
+    // A link to a file that does not exist yet still points outside.
+    expect(await problems("dangling.csv")).toHaveLength(1);
   });
 });

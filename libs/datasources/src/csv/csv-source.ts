@@ -1,25 +1,34 @@
-import { createReadStream } from "node:fs";
-import { resolve } from "node:path";
+import type { FileHandle } from "node:fs/promises";
 import { parse } from "csv-parse";
 import type { DataSourceConfig } from "@matoolkit/domain";
 import { DataSourceError } from "../datasource-error.ts";
 import { requireSetting } from "../environment.ts";
+import { csvDisabled } from "../source-access.ts";
+import { CsvPathRefused, openCsvBelow } from "./csv-path.ts";
 import type { DataRow, SourceQuery } from "../types.ts";
 
 /**
  * A CSV file as a data source, so the automated lifecycle runs on a laptop: a header row names
- * the columns, every value is a trimmed string. Streamed, so a large file never sits in memory
- * twice. Errors name the line and csv-parse's code, never cell values (member data).
+ * the columns, every value is a trimmed string. Streamed record by record: a large file is never
+ * held in memory. Errors name the line and csv-parse's code, never cell values (member data).
  */
-export async function queryCsv(
+export async function* streamCsv(
   config: DataSourceConfig,
-  baseDir: string,
+  csvDir: string | undefined,
   query: SourceQuery,
-): Promise<DataRow[]> {
+): AsyncGenerator<DataRow> {
   const path = requireSetting("csv", "path", config.path);
-  const file = createReadStream(resolve(baseDir, path));
+  if (csvDir === undefined) throw new DataSourceError("csv", csvDisabled, { retriable: false });
+  let handle: FileHandle;
+  try {
+    // Checked on every read, not only at publish: a symlink or directory may change since.
+    handle = await openCsvBelow(csvDir, path);
+  } catch (error) {
+    throw toDataSourceError(error, path);
+  }
+  const file = handle.createReadStream();
   const parser = parse({
-    columns: (header: string[]) => header.map((name) => name.trim()),
+    columns: uniqueColumns,
     bom: true,
     trim: true,
     skip_empty_lines: true,
@@ -28,20 +37,19 @@ export async function queryCsv(
   // pipe() does not forward the file's errors (ENOENT): the parser would wait forever.
   file.on("error", (error) => parser.destroy(error));
   file.pipe(parser);
-  const rows: DataRow[] = [];
   try {
     for await (const record of parser as AsyncIterable<Record<string, string>>) {
       if (query.signal.aborted) break;
-      rows.push(record);
+      yield record;
     }
   } catch (error) {
     throw toDataSourceError(error, path);
   } finally {
     file.destroy();
     parser.destroy();
+    await handle.close().catch(() => undefined);
   }
   if (query.signal.aborted) throw query.signal.reason as Error;
-  return rows;
 }
 
 const csvProblems: Readonly<Record<string, string>> = {
@@ -52,7 +60,38 @@ const csvProblems: Readonly<Record<string, string>> = {
   CSV_INVALID_OPENING_QUOTE: "a field has a quote inside unquoted text",
 };
 
+/** A repeated column name would silently keep one of the two values: refused, naming both positions. */
+function uniqueColumns(header: string[]): string[] {
+  const names = header.map((name) => name.trim());
+  names.forEach((name, index) => {
+    const first = names.indexOf(name);
+    if (first !== index) throw new RepeatedColumn(name, first + 1, index + 1);
+  });
+  return names;
+}
+
+class RepeatedColumn extends Error {
+  constructor(
+    readonly column: string,
+    readonly first: number,
+    readonly second: number,
+  ) {
+    super("repeated column");
+  }
+}
+
 function toDataSourceError(error: unknown, path: string): DataSourceError {
+  if (error instanceof CsvPathRefused) {
+    return new DataSourceError("csv", `csv path ${path} ${error.message}`, { retriable: false });
+  }
+  if (error instanceof RepeatedColumn) {
+    // Header names are the runbook's columns, not member data.
+    return new DataSourceError(
+      "csv",
+      `the header of ${path} repeats column "${error.column}" (fields ${error.first} and ${error.second})`,
+      { retriable: false },
+    );
+  }
   const { code, lines } = error as { code?: unknown; lines?: unknown };
   if (code === "ENOENT")
     return new DataSourceError("csv", `file not found: ${path}`, { retriable: false, cause: error });

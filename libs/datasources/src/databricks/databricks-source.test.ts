@@ -1,58 +1,23 @@
-import type { AccessToken, TokenCredential } from "@azure/identity";
+import type { TokenCredential } from "@azure/identity";
 import { afterEach, describe, expect, it } from "vitest";
-import type { DataSourceConfig } from "@matoolkit/domain";
 import { azureDatabricksScope, createDataSourceClient, DataSourceError } from "../index.ts";
 import { failureOf } from "../failure-of.ts";
-import { startStatementApiStandIn, type StandIn, type StandInScenario } from "./statement-api-stand-in.ts";
+import {
+  clientFor,
+  columns,
+  config,
+  credential,
+  row,
+  scopes,
+  stopStandIn,
+  token,
+} from "./databricks-test-support.ts";
 
-const token = "fake-databricks-token-42";
-const config: DataSourceConfig = {
-  type: "databricks",
-  connection: "DATABRICKS_CONNECTION_STRING",
-  warehouseId: "DATABRICKS_WAREHOUSE_ID",
-  query: "SELECT upn, wave, enabled, migration_at FROM migration.members",
-  primaryKey: "upn",
-  batchTimeColumn: "migration_at",
-  multiValuedColumns: [],
-};
-const columns = [
-  { name: "upn", type_name: "STRING" },
-  { name: "wave", type_name: "INT" },
-  { name: "enabled", type_name: "BOOLEAN" },
-  { name: "migration_at", type_name: "TIMESTAMP" },
-];
-
-let standIn: StandIn | undefined;
-const scopes: string[] = [];
-const credential: TokenCredential = {
-  getToken: async (scope): Promise<AccessToken> => {
-    scopes.push(String(scope));
-    return { token, expiresOnTimestamp: Date.now() + 3_600_000 };
-  },
-};
-
-async function clientFor(scenario: StandInScenario, timeoutMs?: number) {
-  standIn = await startStatementApiStandIn(scenario);
-  const env = { DATABRICKS_CONNECTION_STRING: standIn.url, DATABRICKS_WAREHOUSE_ID: "wh-1234" };
-  return { client: createDataSourceClient({ env, credential, timeoutMs }), requests: standIn.requests };
-}
-
-const row = (upn: string, wave: number): Array<string | null> => [
-  upn,
-  String(wave),
-  "true",
-  "2030-01-01T10:00:00.000Z",
-];
-
-afterEach(async () => {
-  await standIn?.close();
-  standIn = undefined;
-  scopes.length = 0;
-});
+afterEach(stopStandIn);
 
 describe("databricks data source (SQL Statement Execution API 2.0)", () => {
-  it("submits the statement with a Bearer token and maps an inline result by column name", async () => {
-    const { client, requests } = await clientFor({
+  it("submits the statement with a Bearer token, reads EXTERNAL_LINKS and maps the rows by column name", async () => {
+    const { client, standIn } = await clientFor({
       states: ["SUCCEEDED"],
       columns,
       chunks: [
@@ -67,7 +32,7 @@ describe("databricks data source (SQL Statement Execution API 2.0)", () => {
       { upn: "b@contoso.com", wave: null, enabled: false, migration_at: null },
     ]);
     expect(scopes).toEqual([azureDatabricksScope]);
-    expect(requests).toEqual([
+    expect(standIn.requests).toMatchObject([
       {
         method: "POST",
         path: "/api/2.0/sql/statements",
@@ -78,14 +43,29 @@ describe("databricks data source (SQL Statement Execution API 2.0)", () => {
           wait_timeout: "30s",
           on_wait_timeout: "CONTINUE",
           format: "JSON_ARRAY",
-          disposition: "INLINE",
+          disposition: "EXTERNAL_LINKS",
         },
       },
     ]);
+    expect(standIn.downloads).toMatchObject([{ path: "/results/1.json", authorization: undefined }]);
   });
 
-  it("polls while PENDING and RUNNING, then fetches every chunk through next_chunk_internal_link", async () => {
-    const { client, requests } = await clientFor({
+  it("keeps a small preview (a limit of a few rows) INLINE: no storage download", async () => {
+    const { client, standIn } = await clientFor({
+      states: ["SUCCEEDED"],
+      columns,
+      chunks: [[row("a@contoso.com", 1), row("b@contoso.com", 2)]],
+    });
+    expect((await client.query(config, { limit: 20 })).map((each) => each.upn)).toEqual([
+      "a@contoso.com",
+      "b@contoso.com",
+    ]);
+    expect(standIn.requests[0]?.body).toMatchObject({ disposition: "INLINE", row_limit: 20 });
+    expect(standIn.downloads).toEqual([]);
+  });
+
+  it("polls while PENDING and RUNNING, then follows next_chunk_internal_link to every chunk's link", async () => {
+    const { client, standIn } = await clientFor({
       states: ["PENDING", "RUNNING", "SUCCEEDED"],
       columns,
       chunks: [
@@ -101,18 +81,19 @@ describe("databricks data source (SQL Statement Execution API 2.0)", () => {
       ["c@contoso.com", 2],
       ["d@contoso.com", 3],
     ]);
-    expect(requests.map((request) => `${request.method} ${request.path}`)).toEqual([
+    expect(standIn.requests.map((request) => `${request.method} ${request.path}`)).toEqual([
       "POST /api/2.0/sql/statements",
       "GET /api/2.0/sql/statements/01ef-standin-statement",
       "GET /api/2.0/sql/statements/01ef-standin-statement",
       "GET /api/2.0/sql/statements/01ef-standin-statement/result/chunks/1?row_offset=2",
       "GET /api/2.0/sql/statements/01ef-standin-statement/result/chunks/2?row_offset=3",
     ]);
-    expect(requests.every((request) => request.authorization === `Bearer ${token}`)).toBe(true);
+    expect(standIn.requests.every((request) => request.authorization === `Bearer ${token}`)).toBe(true);
+    expect(standIn.downloads).toHaveLength(3);
   });
 
   it("asks for a row limit and stops reading chunks once it has enough rows", async () => {
-    const { client, requests } = await clientFor({
+    const { client, standIn } = await clientFor({
       states: ["SUCCEEDED"],
       columns,
       chunks: [
@@ -121,6 +102,7 @@ describe("databricks data source (SQL Statement Execution API 2.0)", () => {
         [row("d@contoso.com", 3)],
       ],
     });
+    const { requests } = standIn;
     const rows = await client.query(config, { limit: 3 });
     expect(rows.map((each) => each.upn)).toEqual(["a@contoso.com", "b@contoso.com", "c@contoso.com"]);
     expect((requests[0]?.body as { row_limit?: number }).row_limit).toBe(3);
@@ -143,7 +125,8 @@ describe("databricks data source (SQL Statement Execution API 2.0)", () => {
   });
 
   it("cancels the statement when the query times out", async () => {
-    const { client, requests } = await clientFor({ states: ["PENDING", "RUNNING"] }, 400);
+    const { client, standIn } = await clientFor({ states: ["PENDING", "RUNNING"] }, { timeoutMs: 400 });
+    const { requests } = standIn;
     await expect(client.query(config)).rejects.toThrow("databricks source: query timed out after 0.4 s");
     const cancel = requests.find((request) => request.path.endsWith("/cancel"));
     expect(cancel).toMatchObject({
@@ -155,7 +138,8 @@ describe("databricks data source (SQL Statement Execution API 2.0)", () => {
   });
 
   it("cancels the statement when the caller aborts", async () => {
-    const { client, requests } = await clientFor({ states: ["RUNNING"] });
+    const { client, standIn } = await clientFor({ states: ["RUNNING"] });
+    const { requests } = standIn;
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 150);
     await expect(client.query(config, { signal: controller.signal })).rejects.toThrow(
@@ -164,8 +148,8 @@ describe("databricks data source (SQL Statement Execution API 2.0)", () => {
     expect(requests.some((request) => request.path.endsWith("/cancel"))).toBe(true);
   });
 
-  it("reports an HTTP error with the API's error code and message", async () => {
-    const { client } = await clientFor({
+  it("reports an HTTP error with the API's error code and message, at once", async () => {
+    const { client, standIn } = await clientFor({
       states: ["SUCCEEDED"],
       submitResponse: {
         status: 403,
@@ -175,6 +159,7 @@ describe("databricks data source (SQL Statement Execution API 2.0)", () => {
     await expect(client.query(config)).rejects.toThrow(
       "databricks source: HTTP 403 from POST /api/2.0/sql/statements: PERMISSION_DENIED no CAN_USE on warehouse",
     );
+    expect(standIn.requests).toHaveLength(1);
   });
 
   it("names a missing warehouse variable before asking for a token", async () => {

@@ -1,120 +1,114 @@
 import type { DataSourceConfig } from "@matoolkit/domain";
 import { getAccessToken, type CredentialProvider } from "../credential.ts";
-import { DataSourceError } from "../datasource-error.ts";
-import { sleep } from "../deadline.ts";
 import { readEnvVar, requireSetting } from "../environment.ts";
 import type { DataRow, SourceQuery } from "../types.ts";
+import { awaitStatement } from "./await-statement.ts";
+import type { DatabricksTiming } from "./databricks-timing.ts";
+import { readResultRows } from "./result-rows.ts";
 import { describeApiError, StatementApi } from "./statement-api.ts";
-import type { StatementResponse } from "./statement-schemas.ts";
-import { toRows } from "./rows.ts";
+import type { Disposition, ExecuteStatementRequest, StatementResponse } from "./statement-schemas.ts";
+import { workspaceUrl } from "./workspace-url.ts";
 
 /** The Azure Databricks first-party application: its `.default` scope yields workspace tokens. */
 export const azureDatabricksScope = "2ff814a6-3304-4ab8-85cb-cd0e6f879c1d/.default";
 
-/** Status polls: quick at first (short queries), then every 5 s at most. */
-const firstPollDelayMs = 100;
-const maxPollDelayMs = 5_000;
+/**
+ * Previews of at most this many rows stay INLINE (one round trip, no storage download). INLINE
+ * results are capped at 25 MiB ("If a given statement produces a result set with a size larger
+ * than 25 MiB, that statement execution is aborted", docs: Execute Statement, disposition), a
+ * size a full member list passes easily; EXTERNAL_LINKS serves any size (up to 100 GiB).
+ */
+export const maxInlineRows = 2_000;
 
 export interface DatabricksSourceDeps {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly credentials: CredentialProvider;
   readonly fetch: typeof fetch;
+  readonly warehouseStartTimeoutMs: number;
+  readonly timing: DatabricksTiming;
 }
 
 /**
- * Runs the query through the SQL Statement Execution API 2.0: submit (waiting up to 30 s
- * inline), poll while PENDING/RUNNING, then read every INLINE JSON_ARRAY chunk. On timeout or
- * abort the statement is cancelled, so the warehouse does not keep working for nobody.
+ * Streams the query's rows through the SQL Statement Execution API 2.0: submit (waiting up to
+ * 30 s inline), poll while PENDING/RUNNING, then read the result chunk by chunk. A small preview
+ * asks for INLINE and, should its rows still pass the 25 MiB INLINE limit, runs again with
+ * EXTERNAL_LINKS (the first statement FAILED: nothing runs twice).
  */
-export async function queryDatabricks(
+export async function* streamDatabricks(
   config: DataSourceConfig,
   deps: DatabricksSourceDeps,
   query: SourceQuery,
-): Promise<DataRow[]> {
+): AsyncGenerator<DataRow> {
   const statement = requireSetting("databricks", "query", config.query);
   const workspace = workspaceUrl(readEnvVar("databricks", "connection", config.connection, deps.env), config);
   const warehouseId = readEnvVar("databricks", "warehouse_id", config.warehouseId, deps.env);
   const token = await getAccessToken("databricks", deps.credentials, azureDatabricksScope, query.signal);
-  const api = new StatementApi(deps.fetch, workspace, token, query.signal);
-
-  let response = await api.submit({
-    statement,
-    warehouse_id: warehouseId,
-    // Waiting inline must end well before the deadline, or a timed-out submit leaves no id to cancel.
-    wait_timeout: query.timeoutMs >= 40_000 ? "30s" : "0s",
-    on_wait_timeout: "CONTINUE",
-    format: "JSON_ARRAY",
-    disposition: "INLINE",
-    ...(query.limit === undefined ? {} : { row_limit: query.limit }),
-  });
-  const statementId = response.statement_id;
-  try {
-    for (let delay = firstPollDelayMs; isRunning(response); delay = Math.min(delay * 2, maxPollDelayMs)) {
-      await sleep(delay, query.signal);
-      response = await api.get(statementId);
-    }
-    if (response.status.state !== "SUCCEEDED") throw finalStateError(api, response);
-    return await readAllChunks(api, statementId, response, query.limit);
-  } catch (error) {
-    if (query.signal.aborted) await api.cancel(statementId);
-    throw error;
+  const api = new StatementApi(deps.fetch, workspace, token, query.signal, deps.timing.retry);
+  const dispositions: Disposition[] =
+    query.limit !== undefined && query.limit <= maxInlineRows
+      ? ["INLINE", "EXTERNAL_LINKS"]
+      : ["EXTERNAL_LINKS"];
+  for (const disposition of dispositions) {
+    const outcome = yield* runStatement(api, deps, query, {
+      statement,
+      warehouse_id: warehouseId,
+      // Waiting inline must end well before the deadline, or a timed-out submit leaves no id to cancel.
+      wait_timeout: query.timeoutMs >= 40_000 ? "30s" : "0s",
+      on_wait_timeout: "CONTINUE",
+      format: "JSON_ARRAY",
+      disposition,
+      ...(query.limit === undefined ? {} : { row_limit: query.limit }),
+    });
+    if (outcome === "read") return;
   }
 }
-
-function isRunning(response: StatementResponse): boolean {
-  return response.status.state === "PENDING" || response.status.state === "RUNNING";
-}
-
-function finalStateError(api: StatementApi, response: StatementResponse): DataSourceError {
-  const { state, error } = response.status;
-  return api.fail(`statement ${state}${describeApiError(error)}`);
-}
-
-async function readAllChunks(
-  api: StatementApi,
-  statementId: string,
-  response: StatementResponse,
-  limit: number | undefined,
-): Promise<DataRow[]> {
-  const columns = response.manifest?.schema?.columns ?? [];
-  const hasRows = (response.manifest?.total_chunk_count ?? 0) > 0;
-  // GET statement normally carries chunk 0; fetch it by index when it does not.
-  let chunk =
-    response.result ??
-    (hasRows
-      ? await api.chunk(`/api/2.0/sql/statements/${encodeURIComponent(statementId)}/result/chunks/0`)
-      : undefined);
-  const rows: DataRow[] = [];
-  while (chunk !== undefined) {
-    if (chunk.data_array !== undefined && columns.length === 0)
-      throw api.fail("result has rows but no column schema");
-    // A loop, not push(...rows): spreading a large chunk as arguments overflows the stack.
-    for (const row of toRows(columns, chunk.data_array ?? [])) rows.push(row);
-    if (limit !== undefined && rows.length >= limit) return rows.slice(0, limit);
-    const next = chunk.next_chunk_internal_link;
-    chunk = next === undefined ? undefined : await api.chunk(next);
-  }
-  return rows;
-}
-
-const loopbackHosts = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 /**
- * The `connection` variable holds the workspace URL; a bare host name means https. Plain http is
- * accepted for loopback stand-ins only: anywhere else it would send the Bearer token in clear.
+ * One statement, submitted and read. Whenever it may still hold the warehouse and its rows are
+ * not all read (an error, the deadline, the consumer stopping early), it is cancelled, so the
+ * warehouse never works for nobody.
  */
-function workspaceUrl(value: string, config: DataSourceConfig): URL {
+async function* runStatement(
+  api: StatementApi,
+  deps: DatabricksSourceDeps,
+  query: SourceQuery,
+  request: ExecuteStatementRequest,
+): AsyncGenerator<DataRow, "read" | "too large for INLINE"> {
+  const submitted = await api.submit(request);
+  const statementId = submitted.statement_id;
+  let finished = false;
   try {
-    const url = new URL(/^[a-z][a-z0-9+.-]*:\/\//iu.test(value) ? value : `https://${value}`);
-    const allowed =
-      url.protocol === "https:" || (url.protocol === "http:" && loopbackHosts.has(url.hostname));
-    if (allowed) return new URL(url.origin);
-  } catch {
-    // Reported below without the value: a mistyped variable may hold a secret.
+    const response = await awaitStatement(api, submitted, {
+      signal: query.signal,
+      budget: query.budget,
+      warehouseStartTimeoutMs: deps.warehouseStartTimeoutMs,
+      timing: deps.timing,
+    });
+    if (response.status.state !== "SUCCEEDED") {
+      finished = true; // FAILED, CANCELED or CLOSED: nothing left to cancel.
+      if (request.disposition === "INLINE" && passedInlineLimit(response)) return "too large for INLINE";
+      throw finalStateError(api, response);
+    }
+    const download = { fetch: deps.fetch, signal: query.signal, policy: deps.timing.retry };
+    yield* readResultRows({ api, statementId, download, limit: query.limit }, response);
+    finished = true;
+    return "read";
+  } finally {
+    if (!finished) await api.cancel(statementId);
   }
-  throw new DataSourceError(
-    "databricks",
-    `environment variable ${config.connection ?? ""} (data_source.connection) is not an https workspace URL`,
-    { retriable: false },
-  );
+}
+
+/**
+ * Databricks has no error code of its own for it (BAD_REQUEST), only the message: "Inline byte
+ * limit exceeded. Statements executed with disposition=INLINE can have a result size of at most
+ * 26214400 bytes. Please execute the statement with disposition=EXTERNAL_LINKS ..."
+ * (github.com/databrickslabs/ucx/issues/3447).
+ */
+function passedInlineLimit(response: StatementResponse): boolean {
+  return response.status.error?.message?.startsWith("Inline byte limit exceeded") === true;
+}
+
+function finalStateError(api: StatementApi, response: StatementResponse) {
+  const { state, error } = response.status;
+  return api.fail(`statement ${state}${describeApiError(error)}`);
 }

@@ -18,16 +18,11 @@ function convert(value: unknown, typeName: string | undefined): unknown {
   return value;
 }
 
-/** Maps each positional row to the manifest's column names (`position`, else list order). */
-export function toRows(
-  columns: readonly ColumnInfo[],
-  dataArray: readonly (readonly unknown[])[],
-): DataRow[] {
-  return dataArray.map((values) => {
-    const row: DataRow = {};
-    columns.forEach((column, index) => {
-      row[column.name] = convert(values[column.position ?? index] ?? null, column.type_name);
-    });
-    return row;
+/** Maps one positional row to the manifest's column names (`position`, else list order). */
+export function toRow(columns: readonly ColumnInfo[], values: readonly unknown[]): DataRow {
+  const row: DataRow = {};
+  columns.forEach((column, index) => {
+    row[column.name] = convert(values[column.position ?? index] ?? null, column.type_name);
   });
+  return row;
 }

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { DataSourceError } from "../datasource-error.ts";
 import { describeDriverError } from "../redact.ts";
+import { isTransient, parseRetryAfter, withRetries, type Attempt, type RetryPolicy } from "./retry-policy.ts";
 import {
   resultDataSchema,
   serviceErrorSchema,
@@ -12,10 +13,12 @@ import {
 
 /** Cancelling must still reach the workspace after the query's own deadline has passed. */
 const cancelTimeoutMs = 10_000;
+const statements = "/api/2.0/sql/statements";
 
 /**
- * The four calls of the Statement Execution API 2.0, with a Bearer token. Every error message is
- * built here and has the token removed verbatim (whatever its shape) and quoted literals blanked.
+ * The workspace calls of the Statement Execution API 2.0, with a Bearer token, each retried on
+ * 429/503/TEMPORARILY_UNAVAILABLE as `retry-policy.ts` says. Every error message is built here
+ * and has the token removed verbatim (whatever its shape) and quoted literals blanked.
  */
 export class StatementApi {
   constructor(
@@ -23,18 +26,20 @@ export class StatementApi {
     private readonly workspace: URL,
     private readonly token: string,
     private readonly signal: AbortSignal,
+    private readonly policy: RetryPolicy,
   ) {}
 
+  /**
+   * Resubmitting is safe only because it happens after an error ANSWER (429/503/
+   * TEMPORARILY_UNAVAILABLE): no statement was created, so none is left running twice. A submit
+   * that got no answer at all (connection reset, timeout) may have started one: not resent.
+   */
   submit(body: ExecuteStatementRequest): Promise<StatementResponse> {
-    return this.call("POST", "/api/2.0/sql/statements", statementResponseSchema, body);
+    return this.call("POST", statements, statementResponseSchema, { body, resend: false });
   }
 
   get(statementId: string): Promise<StatementResponse> {
-    return this.call(
-      "GET",
-      `/api/2.0/sql/statements/${encodeURIComponent(statementId)}`,
-      statementResponseSchema,
-    );
+    return this.call("GET", `${statements}/${encodeURIComponent(statementId)}`, statementResponseSchema);
   }
 
   /** Follows `next_chunk_internal_link`, a path on the workspace host. */
@@ -42,9 +47,15 @@ export class StatementApi {
     return this.call("GET", internalLink, resultDataSchema);
   }
 
+  /** A chunk by index; for EXTERNAL_LINKS it carries freshly signed links (docs: Get Result Data). */
+  chunkByIndex(statementId: string, chunkIndex: number): Promise<ResultData> {
+    const path = `${statements}/${encodeURIComponent(statementId)}/result/chunks/${chunkIndex}`;
+    return this.call("GET", path, resultDataSchema);
+  }
+
   /** Best effort: the statement may already be finished, and the caller is failing anyway. */
   async cancel(statementId: string): Promise<void> {
-    const url = new URL(`/api/2.0/sql/statements/${encodeURIComponent(statementId)}/cancel`, this.workspace);
+    const url = new URL(`${statements}/${encodeURIComponent(statementId)}/cancel`, this.workspace);
     await this.fetchFn(url, {
       method: "POST",
       headers: this.headers(),
@@ -60,31 +71,56 @@ export class StatementApi {
     return new DataSourceError("databricks", describeDriverError(problem, [this.token]), { cause });
   }
 
-  private async call<T>(method: string, path: string, schema: z.ZodType<T>, body?: unknown): Promise<T> {
+  private call<T>(
+    method: string,
+    path: string,
+    schema: z.ZodType<T>,
+    options: { readonly body?: unknown; readonly resend?: boolean } = {},
+  ): Promise<T> {
     const url = new URL(path, this.workspace);
     // The token must never leave the workspace, even if a response points somewhere else.
     if (url.origin !== this.workspace.origin) throw this.fail("a result link points outside the workspace");
+    return withRetries(() => this.attempt(method, url, schema, options), this.policy, this.signal);
+  }
+
+  private async attempt<T>(
+    method: string,
+    url: URL,
+    schema: z.ZodType<T>,
+    options: { readonly body?: unknown; readonly resend?: boolean },
+  ): Promise<Attempt<T>> {
+    const what = `${method} ${url.pathname}`;
     let response: Response;
     try {
       response = await this.fetchFn(url, {
         method,
         headers: this.headers(),
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
         signal: this.signal,
       });
     } catch (error) {
       if (this.signal.aborted) throw this.signal.reason as Error;
       const cause = (error as { cause?: { code?: unknown } }).cause;
       const detail = typeof cause?.code === "string" ? cause.code : describeDriverError(error, [this.token]);
-      throw this.fail(`request ${method} ${url.pathname} failed (${detail})`, error);
+      const failure = this.fail(`request ${what} failed (${detail})`, error);
+      // Reads are safe to repeat after a lost connection; a submit is not (see submit()).
+      if (options.resend === false) throw failure;
+      return { transient: failure };
     }
     const json: unknown = await response.json().catch(() => undefined);
     if (this.signal.aborted) throw this.signal.reason as Error;
-    if (!response.ok)
-      throw this.fail(`HTTP ${response.status} from ${method} ${url.pathname}${describeApiError(json)}`);
+    if (!response.ok) {
+      const failure = this.fail(`HTTP ${response.status} from ${what}${describeApiError(json)}`);
+      const code = serviceErrorSchema.safeParse(json).data?.error_code;
+      if (!isTransient(response.status, code)) throw failure;
+      return {
+        transient: failure,
+        retryAfterMs: parseRetryAfter(response.headers.get("retry-after"), Date.now()),
+      };
+    }
     const parsed = schema.safeParse(json);
-    if (!parsed.success) throw this.fail(`unexpected response from ${method} ${url.pathname}`, parsed.error);
-    return parsed.data;
+    if (!parsed.success) throw this.fail(`unexpected response from ${what}`, parsed.error);
+    return { value: parsed.data };
   }
 
   private headers(): Record<string, string> {

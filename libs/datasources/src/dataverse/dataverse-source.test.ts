@@ -51,7 +51,8 @@ describe("dataverse data source (TDS endpoint)", () => {
   it("connects to the org host with an Entra token for it and forwards the query", async () => {
     const scopes: string[] = [];
     const rows = [{ upn: "a@contoso.com", migrationdate: new Date("2030-01-01T10:00:00Z") }];
-    const { connector, calls } = fakeConnector(async () => rows);
+    // A fresh array per answer, as the driver's: the client releases each row it hands over.
+    const { connector, calls } = fakeConnector(async () => [...rows]);
     const client = createDataSourceClient({
       env: { DATAVERSE_CONNECTION_STRING: "Server=Contoso.crm.dynamics.com,5558;Database=contoso" },
       credential: fakeCredential(scopes),
@@ -104,6 +105,45 @@ describe("dataverse data source (TDS endpoint)", () => {
       "dataverse source: query failed: Conversion failed when converting the nvarchar value '…' to data type int. [redacted]",
     );
     expect(calls.closes).toBeGreaterThanOrEqual(1);
+  });
+
+  it("says what to change when the result exceeds the endpoint's 80 MB, never echoing the driver text", async () => {
+    // What tedious raises for the endpoint's error message (text as Microsoft documents it; the
+    // error number is not documented, so none is given here either).
+    const { connector, calls } = fakeConnector(async () => {
+      throw Object.assign(new Error("Return records size cannot exceed 83886080."), {
+        name: "RequestError",
+        code: "EREQUEST",
+      });
+    });
+    const client = createDataSourceClient({
+      env: { DATAVERSE_CONNECTION_STRING: "contoso.crm.dynamics.com" },
+      credential: fakeCredential([]),
+      sqlServer: connector,
+    });
+    const error = await failureOf(client.query(config));
+    expect(error).toBeInstanceOf(DataSourceError);
+    expect(error.message).toBe(
+      "dataverse source: query failed: result exceeds the Dataverse TDS endpoint's 80 MB limit; " +
+        "select fewer columns (multi-line text, choice labels) or fewer rows (WHERE; split by key range)",
+    );
+    // Retrying the same query cannot help.
+    expect((error as DataSourceError).retriable).toBe(false);
+    expect(calls.closes).toBeGreaterThanOrEqual(1);
+  });
+
+  it("refuses to run without a credential from the entry point rather than guess one", async () => {
+    const { connector, calls } = fakeConnector(async () => []);
+    const client = createDataSourceClient({
+      env: { DATAVERSE_CONNECTION_STRING: "contoso.crm.dynamics.com" },
+      sqlServer: connector,
+    });
+    const error = await failureOf(client.query(config));
+    expect(error.message).toBe(
+      "dataverse source: no Azure credential was configured for this process (the entry point passes one chosen by MATOOLKIT_AZURE_CREDENTIAL)",
+    );
+    expect((error as DataSourceError).retriable).toBe(false);
+    expect(calls.connects).toEqual([]);
   });
 
   it("closes the connection to cancel a query that outlives the timeout", async () => {

@@ -6,6 +6,7 @@ import { readEnvVar, requireSetting } from "../environment.ts";
 import { describeDriverError } from "../redact.ts";
 import type { DataRow, SourceQuery } from "../types.ts";
 import { parseDataverseEndpoint } from "./connection-string.ts";
+import { isResultSizeLimitError, resultTooLargeProblem } from "./result-size-limit.ts";
 import type { SqlServerConnection, SqlServerConnector } from "./sql-server-connector.ts";
 
 export interface DataverseSourceDeps {
@@ -15,8 +16,20 @@ export interface DataverseSourceDeps {
 }
 
 /**
+ * Entra scope for an environment: its organization URL + `/.default`, the form Microsoft's Web API
+ * quick start uses with MSAL (`var scope = resource + "/.default";`, resource
+ * `https://<env>.crm.dynamics.com`):
+ * https://learn.microsoft.com/power-apps/developer/data-platform/webapi/quick-start-console-app-csharp
+ * The TDS endpoint takes the same Dataverse token ("uses the Dataverse security model"):
+ * https://learn.microsoft.com/power-apps/developer/data-platform/dataverse-sql-query
+ */
+function dataverseScope(host: string): string {
+  return `https://${host}/.default`;
+}
+
+/**
  * Runs the query on the Dataverse TDS endpoint (SQL Server protocol) as the scheduler's Entra
- * identity. The endpoint itself is read-only; the connection also declares read-only intent.
+ * identity. The endpoint is read-only by design (Microsoft Learn, "Use SQL to query data").
  */
 export async function queryDataverse(
   config: DataSourceConfig,
@@ -32,11 +45,17 @@ export async function queryDataverse(
   const accessToken = await getAccessToken(
     "dataverse",
     deps.credentials,
-    `https://${endpoint.host}/.default`,
+    dataverseScope(endpoint.host),
     query.signal,
   );
   const fail = (stage: string, error: unknown): Error => {
     if (query.signal.aborted) return query.signal.reason as Error;
+    if (isResultSizeLimitError(error)) {
+      return new DataSourceError("dataverse", resultTooLargeProblem, {
+        retriable: false,
+        cause: error,
+      });
+    }
     return new DataSourceError("dataverse", `${stage}: ${describeDriverError(error, [accessToken])}`, {
       cause: error,
     });
@@ -64,8 +83,12 @@ export async function queryDataverse(
   const onAbort = (): void => void connection.close().catch(() => undefined);
   query.signal.addEventListener("abort", onAbort, { once: true });
   try {
-    // The query is not wrapped for a limit: T-SQL refuses ORDER BY and WITH inside a derived
-    // table, so the driver stops reading instead.
+    // The query is not wrapped, neither for a limit nor to page past the endpoint's 80 MB cap
+    // (TOP … WHERE key > @last ORDER BY key): T-SQL refuses ORDER BY without TOP and WITH inside
+    // a derived table, and the documented Dataverse subset ("How Dataverse SQL differs from
+    // Transact-SQL") lists no query parameters and no stored procedures, so the last key would be
+    // spliced into SQL text. The driver stops reading for a limit instead; over 80 MB the error
+    // says what to change in the query.
     const rows = await raceAbort(
       connection.query(sql, query.limit === undefined ? {} : { maxRows: query.limit }),
       query.signal,

@@ -4,8 +4,12 @@ import type { SqlServerConnection, SqlServerConnector } from "./sql-server-conne
 
 /**
  * SQL Server over TDS with tedious (the maintained pure-JavaScript driver under `mssql`): one
- * connection per query, an Entra access token, TLS, and read-only intent. Loaded on first use so
- * deployments without Dataverse never load it.
+ * connection per query, an Entra access token, TLS. Loaded on first use so deployments without
+ * Dataverse never load it.
+ *
+ * No `readOnlyIntent`: it is SQL Server's ApplicationIntent=ReadOnly, a hint that routes to an
+ * availability group's readable secondary. Microsoft's Dataverse TDS documentation never mentions
+ * it (the endpoint is read-only as a whole), so sending it asked for behaviour nobody specified.
  */
 export const tediousConnector: SqlServerConnector = async (options) => {
   const { Connection } = await import("tedious");
@@ -16,7 +20,6 @@ export const tediousConnector: SqlServerConnector = async (options) => {
       port: options.port,
       ...(options.database === undefined ? {} : { database: options.database }),
       encrypt: true,
-      readOnlyIntent: true,
       connectTimeout: options.timeoutMs,
       requestTimeout: options.timeoutMs,
       appName: "matoolkit-datasource",
@@ -52,7 +55,9 @@ function wrap(connection: Connection): SqlServerConnection {
             connection.cancel();
           }
         });
-        connection.execSql(request);
+        // A plain SQL batch, as SSMS and SqlClient send a query without parameters: execSql would
+        // wrap it in sp_executesql, a stored procedure call outside the endpoint's documented subset.
+        connection.execSqlBatch(request);
       });
     },
     close: () => {

@@ -8,7 +8,7 @@ import { failureOf } from "../failure-of.ts";
 let database: TestDatabase;
 let query: (sql: string) => Promise<unknown>;
 
-const source = (sql: string, connection = "MEMBERS_DB_URL"): DataSourceConfig => ({
+const source = (sql: string, connection = "MATOOLKIT_SOURCE_MEMBERS_DB"): DataSourceConfig => ({
   type: "postgres",
   connection,
   query: sql,
@@ -47,7 +47,7 @@ afterAll(async () => {
 });
 
 describe("postgres data source", () => {
-  const client = () => createDataSourceClient({ env: { MEMBERS_DB_URL: database.url } });
+  const client = () => createDataSourceClient({ env: { MATOOLKIT_SOURCE_MEMBERS_DB: database.url } });
 
   it("returns every row of the query with the driver's types", async () => {
     const rows = await client().query(
@@ -89,12 +89,47 @@ describe("postgres data source", () => {
   });
 
   it("names a missing environment variable, never a value", async () => {
-    const error = await failureOf(client().query(source("SELECT 1", "MISSING_DB_URL")));
+    const error = await failureOf(client().query(source("SELECT 1", "MATOOLKIT_SOURCE_MISSING_DB")));
     expect(error).toBeInstanceOf(DataSourceError);
     expect((error as DataSourceError).reason).toBe("datasource.failed");
     expect((error as DataSourceError).message).toBe(
-      "postgres source: environment variable MISSING_DB_URL (data_source.connection) is not set",
+      "postgres source: environment variable MATOOLKIT_SOURCE_MISSING_DB (data_source.connection) is not set",
     );
+  });
+
+  it("refuses a variable outside MATOOLKIT_SOURCE_*: the server's own database and secrets stay out of reach", async () => {
+    const env = { DATABASE_URL: database.url, MATOOLKIT_CLIENT_SECRET: "client-S3cret" };
+    const server = createDataSourceClient({ env });
+    for (const name of ["DATABASE_URL", "MATOOLKIT_CLIENT_SECRET"]) {
+      const error = await failureOf(server.query(source("SELECT 1", name)));
+      expect(error.message).toBe(
+        `postgres source: environment variable ${name} (data_source.connection) may not be named by a runbook; ` +
+          "use a MATOOLKIT_SOURCE_* variable",
+      );
+      expect(await server.accessProblems(source("SELECT 1", name))).toEqual([
+        {
+          field: "connection",
+          message: `environment variable ${name} may not be named by a runbook; use a MATOOLKIT_SOURCE_* variable`,
+        },
+      ]);
+    }
+  });
+
+  it("never echoes the parts of the variable's value a server error quotes (role, database)", async () => {
+    for (const [part, value] of [
+      ["S3cr3tRole", urlWith(database.url, { username: "S3cr3tRole" })],
+      ["S3cr3tDb", urlWith(database.url, { pathname: "/S3cr3tDb" })],
+    ] as const) {
+      const env = { MATOOLKIT_SOURCE_MEMBERS_DB: value };
+      const error = await failureOf(createDataSourceClient({ env }).query(source("SELECT 1")));
+      // A trust-auth server says `role "…" does not exist`; a password-auth one (embedded) says
+      // `password authentication failed for user "…"`: both quote the value, both are redacted.
+      expect(error.message).toMatch(
+        /^postgres source: query failed: .*(does not exist|authentication failed)/,
+      );
+      expect(error.message).toContain("[redacted]");
+      expect(error.message).not.toContain(part);
+    }
   });
 
   it("reports a data exception by SQLSTATE without the offending value", async () => {
@@ -103,14 +138,17 @@ describe("postgres data source", () => {
   });
 
   it("never shows the password of the connection URL", async () => {
-    const env = { MEMBERS_DB_URL: "postgres://scheduler:S3cr3tPassw0rd@127.0.0.1:1/members" };
+    const env = { MATOOLKIT_SOURCE_MEMBERS_DB: "postgres://scheduler:S3cr3tPassw0rd@127.0.0.1:1/members" };
     const error = await failureOf(createDataSourceClient({ env }).query(source("SELECT 1")));
     expect(error.message).toMatch(/^postgres source: query failed: .*ECONNREFUSED/);
     expect(error.message).not.toContain("S3cr3tPassw0rd");
   });
 
   it("stops a slow query at the timeout", async () => {
-    const slow = createDataSourceClient({ env: { MEMBERS_DB_URL: database.url }, timeoutMs: 300 });
+    const slow = createDataSourceClient({
+      env: { MATOOLKIT_SOURCE_MEMBERS_DB: database.url },
+      timeoutMs: 300,
+    });
     const started = Date.now();
     await expect(slow.query(source("SELECT pg_sleep(10)"))).rejects.toThrow(
       /postgres source: .*(timed out|timeout)/,
@@ -126,3 +164,10 @@ describe("postgres data source", () => {
     ).rejects.toThrow("postgres source: query aborted");
   });
 });
+
+function urlWith(url: string, change: { username?: string; pathname?: string }): string {
+  const changed = new URL(url);
+  if (change.username !== undefined) changed.username = change.username;
+  if (change.pathname !== undefined) changed.pathname = change.pathname;
+  return changed.toString();
+}

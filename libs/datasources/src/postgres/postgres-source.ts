@@ -47,14 +47,28 @@ export async function queryPostgres(
     return result.rows;
   } catch (error) {
     if (signal.aborted) throw signal.reason as Error;
-    throw toDataSourceError(error);
+    throw toDataSourceError(error, partsOf(url));
   } finally {
     signal.removeEventListener("abort", onAbort);
     await client.end().catch(() => undefined);
   }
 }
 
-function toDataSourceError(error: unknown): DataSourceError {
+/**
+ * The variable's value and the parts of it a server error quotes back (`role "x" does not
+ * exist`, `database "y" does not exist`): removed from messages, whatever variable was named.
+ */
+function partsOf(url: string): string[] {
+  try {
+    const parsed = new URL(url);
+    const parts = [parsed.username, parsed.password, parsed.pathname.slice(1)].map(decodeURIComponent);
+    return [url, ...parts].filter((part) => part.length > 0);
+  } catch {
+    return [url];
+  }
+}
+
+function toDataSourceError(error: unknown, secrets: readonly string[]): DataSourceError {
   const code = (error as { code?: unknown }).code;
   if (typeof code === "string" && /^2[23]/u.test(code)) {
     // Data exceptions and constraint violations quote the offending value in double quotes,
@@ -67,7 +81,7 @@ function toDataSourceError(error: unknown): DataSourceError {
     return new DataSourceError("postgres", "query failed: statement timeout reached", { cause: error });
   }
   const sqlState = typeof code === "string" && /^[0-9A-Z]{5}$/u.test(code) ? ` (SQLSTATE ${code})` : "";
-  return new DataSourceError("postgres", `query failed: ${describeDriverError(error)}${sqlState}`, {
+  return new DataSourceError("postgres", `query failed: ${describeDriverError(error, secrets)}${sqlState}`, {
     cause: error,
   });
 }

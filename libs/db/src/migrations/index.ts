@@ -3,6 +3,7 @@ import { initialMigration } from "./0001_initial.ts";
 import { cancellationMigration } from "./0002_cancellation.ts";
 import { schedulerMigration } from "./0003_scheduler.ts";
 import { hotPathsMigration } from "./0004_hot_paths.ts";
+import { jobLeasesMigration } from "./0005_job_leases.ts";
 
 /** Applied in key order by migrate.ts; names sort lexically, hence the zero-padded prefix. */
 export const migrations: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const migrations: Record<string, Migration> = {
   "0002_cancellation": cancellationMigration,
   "0003_scheduler": schedulerMigration,
   "0004_hot_paths": hotPathsMigration,
+  "0005_job_leases": jobLeasesMigration,
 };

@@ -8,6 +8,12 @@ export const reasonCodes = {
   workerError: "worker.error",
   /** No result came back from the worker within the allowed time. */
   workerTimeout: "worker.timeout",
+  /**
+   * The worker running the job died (its claim's lease ran out unrenewed) before it recorded an
+   * outcome: the function may have been cut off anywhere, so the step fails and follows its
+   * retry policy, unless the function is declared safe to repeat (then it simply runs again).
+   */
+  workerLost: "worker.lost",
   /** The worker stayed throttled (HTTP 429) after exhausting its in-runspace retries. */
   workerThrottled: "worker.throttled",
   /** The worker has no function with the requested name. */

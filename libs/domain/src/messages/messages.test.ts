@@ -189,3 +189,25 @@ describe("isOrchestratorEventType", () => {
     }
   });
 });
+
+describe("oversized ids and names", () => {
+  // An id that later fails a store's key check would be retried by the bus for minutes; refused
+  // here, the consumer dead-letters it at once (found by the malformed-messages drill).
+  it("refuses a worker job or result whose JobId, WorkerId or FunctionName is over 256 characters", () => {
+    const job = fixture("worker-job").json as Record<string, unknown>;
+    const long = "j".repeat(257);
+    for (const field of ["JobId", "WorkerId", "FunctionName"]) {
+      expect(workerJobMessageSchema.safeParse({ ...job, [field]: long }).success, field).toBe(false);
+      expect(workerJobMessageSchema.safeParse({ ...job, [field]: long.slice(1) }).success, field).toBe(true);
+    }
+    const result = fixture("worker-result-success").json as Record<string, unknown>;
+    expect(workerResultMessageSchema.safeParse({ ...result, JobId: long }).success).toBe(false);
+  });
+
+  it("refuses a member event whose MemberKey is over 512 characters", () => {
+    const added = fixture("member-added").json as Record<string, unknown>;
+    const schema = orchestratorEventSchemas["member-added"];
+    expect(schema.safeParse({ ...added, MemberKey: "k".repeat(513) }).success).toBe(false);
+    expect(schema.safeParse({ ...added, MemberKey: "k".repeat(512) }).success).toBe(true);
+  });
+});

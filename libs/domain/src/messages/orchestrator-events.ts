@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { messageMemberKey, messageName } from "./message-text.ts";
 
 /**
  * Messages on the `orchestrator-events` topic, in the exact wire format of 000 "Message Types":
@@ -10,23 +11,23 @@ const id = z.number().int().positive();
 
 export const batchInitMessageSchema = z.object({
   BatchId: id,
-  RunbookName: z.string().min(1),
+  RunbookName: messageName,
   RunbookVersion: z.number().int().positive(),
 });
 export type BatchInitMessage = z.infer<typeof batchInitMessageSchema>;
 
 export const phaseDueMessageSchema = z.object({
   BatchId: id,
-  RunbookName: z.string().min(1),
+  RunbookName: messageName,
   RunbookVersion: z.number().int().positive(),
-  PhaseName: z.string().min(1),
+  PhaseName: messageName,
   PhaseExecutionId: id,
 });
 export type PhaseDueMessage = z.infer<typeof phaseDueMessageSchema>;
 
 export const memberAddedMessageSchema = z.object({
   BatchId: id,
-  MemberKey: z.string().min(1),
+  MemberKey: messageMemberKey,
   BatchMemberId: id,
 });
 export type MemberAddedMessage = z.infer<typeof memberAddedMessageSchema>;

@@ -1,19 +1,20 @@
 import { z } from "zod";
+import { messageName } from "./message-text.ts";
 
 /** 000 "Message Types" 7 and 8: the orchestrator ↔ worker contract, byte-compatible with ps-cloud-worker. */
 export const correlationDataSchema = z.object({
   StepExecutionId: z.number().int().positive(),
   IsInitStep: z.boolean(),
-  RunbookName: z.string().min(1),
+  RunbookName: messageName,
   RunbookVersion: z.number().int().positive(),
 });
 export type CorrelationData = z.infer<typeof correlationDataSchema>;
 
 export const workerJobMessageSchema = z.object({
-  JobId: z.string().min(1),
+  JobId: messageName,
   BatchId: z.number().int().positive(),
-  WorkerId: z.string().min(1),
-  FunctionName: z.string().min(1),
+  WorkerId: messageName,
+  FunctionName: messageName,
   Parameters: z.record(z.string(), z.unknown()),
   CorrelationData: correlationDataSchema,
 });
@@ -32,7 +33,7 @@ export type WorkerError = z.infer<typeof workerErrorSchema>;
 export const workerResultStatuses = ["Success", "Failure"] as const;
 
 export const workerResultMessageSchema = z.object({
-  JobId: z.string().min(1),
+  JobId: messageName,
   Status: z.enum(workerResultStatuses),
   /** How the worker typed Result: Object, Boolean, String, Number, Null… (informational). */
   ResultType: z.string().nullable().optional(),

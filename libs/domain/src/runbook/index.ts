@@ -1,7 +1,8 @@
 export * from "./effective-retry.ts";
 export * from "./model.ts";
 export * from "./parse-runbook.ts";
-export type { RunbookProblem } from "./problems.ts";
+export { positionRunbookProblems } from "./position-problems.ts";
+export type { Finding as RunbookFinding, RunbookProblem } from "./problems.ts";
 export { RunbookValidationError } from "./problems.ts";
 export * from "./time.ts";
 export { runbookYamlSchema } from "./yaml-schema.ts";

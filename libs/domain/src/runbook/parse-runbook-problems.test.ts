@@ -175,3 +175,32 @@ describe("parseRunbook: every problem in one pass, with line:column", () => {
     ]);
   });
 });
+
+describe("a structure that contains itself", () => {
+  it("is a problem, not a crash (found by the admin API fuzz test)", () => {
+    const result = parseRunbook("name: x\ndata_source: &a\n  self: *a\nphases: &b [*b]\n");
+    expect(result).toEqual({
+      ok: false,
+      problems: [
+        {
+          path: "",
+          line: 1,
+          column: 1,
+          message: "YAML error: an alias refers to its own anchor (a structure that contains itself)",
+        },
+      ],
+    });
+  });
+});
+
+describe("text the database cannot store", () => {
+  it("is reported where a YAML escape put it (a 500 at publish before; found by the fuzz test)", () => {
+    const result = parseRunbook('name: "a\\u0000b"\ndescription: "\\ud800"\n');
+    expect(result.ok).toBe(false);
+    const problems = result.ok ? [] : result.problems.filter((problem) => problem.message.includes("NUL"));
+    expect(problems.map(({ path, line, column }) => ({ path, line, column }))).toEqual([
+      { path: "name", line: 1, column: 7 },
+      { path: "description", line: 2, column: 14 },
+    ]);
+  });
+});

@@ -1,4 +1,5 @@
 import { LineCounter, parseDocument } from "yaml";
+import { hasCycle } from "./cycles.ts";
 import { dataSourceFindings } from "./data-source-rules.ts";
 import { locateFinding } from "./locate.ts";
 import type { RunbookDefinition } from "./model.ts";
@@ -6,6 +7,7 @@ import type { RunbookProblem } from "./problems.ts";
 import { RunbookValidationError, compareProblems } from "./problems.ts";
 import { isMapping } from "./raw.ts";
 import { stepFindings } from "./step-rules.ts";
+import { unstorableTextFindings } from "./text-rules.ts";
 import { toRunbookDefinition } from "./to-model.ts";
 import { runbookYamlSchema } from "./yaml-schema.ts";
 import { findingsFromZodIssues } from "./zod-issues.ts";
@@ -37,11 +39,16 @@ export function parseRunbook(yamlText: string): ParseResult {
     const message = error instanceof Error ? error.message : "unreadable YAML";
     return { ok: false, problems: [{ path: "", line: 1, column: 1, message: `YAML error: ${message}` }] };
   }
+  if (hasCycle(raw)) {
+    const message = "YAML error: an alias refers to its own anchor (a structure that contains itself)";
+    return { ok: false, problems: [{ path: "", line: 1, column: 1, message }] };
+  }
 
   const parsed = runbookYamlSchema.safeParse(raw, { reportInput: true });
   const findings = [
     ...(parsed.success ? [] : findingsFromZodIssues(parsed.error.issues)),
     ...(isMapping(raw) ? [...dataSourceFindings(raw), ...stepFindings(raw)] : []),
+    ...unstorableTextFindings(raw),
   ];
   if (findings.length > 0 || !parsed.success) {
     const problems = findings.map((finding) => locateFinding(document, lineCounter, finding));

@@ -47,9 +47,18 @@ export const pollYamlSchema = strictMapping({
   timeout: durationText,
 });
 
+// A worker pool's id becomes a subscription name and a Service Bus SQL filter value: the same
+// characters MATOOLKIT_WORKER_ID accepts (no worker could ever take another pool's jobs).
+const workerIdText = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/,
+    "must be letters, digits, '.', '_' or '-' (at most 63), starting with a letter or digit",
+  );
+
 export const stepYamlSchema = strictMapping({
   name: nonEmptyText,
-  worker_id: nonEmptyText,
+  worker_id: workerIdText,
   function: nonEmptyText,
   params: z.record(z.string(), z.unknown()).optional(),
   output_params: z.record(z.string(), z.string()).optional(),

@@ -14,8 +14,19 @@ export const busTuningSchema = z.object({
    */
   retryDelaySeconds: z.number().int().min(0).default(2),
   retryBackoff: z.boolean().default(true),
-  /** Lock on a delivery, renewed while the handler runs (000: lock duration 1 minute). */
-  lockSeconds: z.number().int().min(1).default(60),
+  /**
+   * Lock on a delivery, renewed every third of it while the handler runs, so a long handler keeps
+   * it (000's Service Bus lock is 1 minute). It bounds how soon the message of a killed consumer
+   * is delivered again: at most this after the last renewal, plus one maintenance interval. 30 s
+   * keeps crash recovery under a minute (issue 11); the worker's job leases, not this lock, are
+   * what make running a job again safe.
+   */
+  lockSeconds: z.number().int().min(1).default(30),
+  /**
+   * How often pg-boss maintenance runs (one process at a time): it fails the deliveries whose
+   * lock expired, which puts them back in their queue. pg-boss's own default is 2 minutes.
+   */
+  maintenanceIntervalSeconds: z.number().int().min(1).default(10),
 });
 export type BusTuning = z.input<typeof busTuningSchema>;
 export type ResolvedBusTuning = z.output<typeof busTuningSchema>;

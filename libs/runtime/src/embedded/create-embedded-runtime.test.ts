@@ -49,7 +49,9 @@ describe("embedded runtime", () => {
       await vi.waitFor(() => expect(deliveries).toHaveLength(1), { timeout: 5000 });
       expect(deliveries[0]).toMatchObject({ id: messageId, body, properties: { WorkerId: "worker-01" } });
       await vi.waitFor(() => expect(ticks).toBe(1), { timeout: 5000 });
-      expect(await runtime.idempotency.claim(messageId, 60)).toEqual({ status: "claimed" });
+      expect(
+        await runtime.idempotency.claim(messageId, { ttlSeconds: 60, leaseSeconds: 30, owner: "test" }),
+      ).toEqual({ status: "claimed" });
     } finally {
       await runtime.stop();
     }

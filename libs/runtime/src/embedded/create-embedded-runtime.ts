@@ -2,7 +2,7 @@ import type { Logger } from "../logger.ts";
 import { startOutboxRelay } from "../outbox/outbox-relay.ts";
 import type { OutboxRelay, OutboxRelayOptions } from "../outbox/outbox-relay.ts";
 import type { IdempotencyStore, MessageBus, Timers } from "../ports/index.ts";
-import type { BusTuning } from "./bus-tuning.ts";
+import { busTuningSchema, type BusTuning } from "./bus-tuning.ts";
 import { createBoss } from "./create-boss.ts";
 import { installBusSchema } from "./install-bus-schema.ts";
 import { createPgBossMessageBus } from "./pg-boss-message-bus.ts";
@@ -40,10 +40,19 @@ export async function createEmbeddedRuntime(options: EmbeddedRuntimeOptions): Pr
     connectionString,
     maxConnections: options.bossMaxConnections,
     maintenance: true,
+    maintenanceIntervalSeconds: busTuningSchema.parse(options).maintenanceIntervalSeconds,
   });
   // pg-boss emits `error` for failed maintenance or polls; unhandled, an EventEmitter error crashes.
   boss.on("error", (error) => logger.warn({ err: error }, "pg-boss error"));
   await boss.start();
+  // pg-boss's own pool: a client losing its connection while checked out must not crash us either.
+  (
+    boss.getDb() as {
+      pool?: {
+        on(event: "connect", listener: (client: { on(e: "error", l: () => void): void }) => void): void;
+      };
+    }
+  ).pool?.on("connect", (client) => client.on("error", () => {}));
 
   const bus = await createPgBossMessageBus({ ...options, boss, logger });
   const timers = createPgBossTimers({

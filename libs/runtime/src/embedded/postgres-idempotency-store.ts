@@ -1,60 +1,129 @@
 import { sql } from "kysely";
 import { z } from "zod";
-import type { ClaimOutcome, IdempotencyStore } from "../ports/index.ts";
+import { UNKNOWN_OWNER, type ClaimOutcome, type IdempotencyStore } from "../ports/index.ts";
 import type { AnyKysely } from "../any-kysely.ts";
 
 const keySchema = z.string().min(1).max(500);
-const ttlSchema = z.number().positive();
+const secondsSchema = z.number().positive();
+const claimOptionsSchema = z.object({
+  ttlSeconds: secondsSchema,
+  leaseSeconds: secondsSchema,
+  owner: z.string().min(1).max(200),
+});
 
 const rowSchema = z.discriminatedUnion("state", [
-  z.object({ state: z.literal("in_progress"), claimedAt: z.date() }),
+  z.object({
+    state: z.literal("in_progress"),
+    claimedAt: z.date(),
+    owner: z.string().nullable(),
+    leaseExpiresAt: z.date().nullable(),
+    leaseLive: z.boolean(),
+  }),
   z.object({ state: z.literal("completed"), value: z.unknown() }),
 ]);
 
+/** The claim statement's answer: whether we won, and what the row held before. */
+const claimRowSchema = z.object({
+  won: z.boolean(),
+  previousState: z.string().nullable(),
+  previousOwner: z.string().nullable(),
+  previousClaimedAt: z.date().nullable(),
+  previousRemembered: z.boolean().nullable(),
+});
+
 /**
- * IdempotencyStore on the `idempotency_keys` table (libs/db migration):
- * key PK, state 'in_progress' | 'completed', value jsonb, claimed_at, expires_at.
+ * IdempotencyStore on the `idempotency_keys` table (libs/db migrations 0001, 0005):
+ * key PK, state 'in_progress' | 'completed', value jsonb, claimed_at, expires_at, and for an
+ * unfinished claim its owner and lease_expires_at (NULL: a claim from before leases, lost).
  * An expired row, whatever its state, is as good as absent: the next claim takes it over.
+ * Times are the database's clock, so owners on several hosts agree on when a lease ran out.
  */
 export function createPostgresIdempotencyStore(db: AnyKysely): IdempotencyStore {
   return {
-    async claim(key, ttlSeconds) {
+    async claim(key, options): Promise<ClaimOutcome> {
       keySchema.parse(key);
-      ttlSchema.parse(ttlSeconds);
-      // Two rounds at most: the row we conflicted with may expire or be released in between.
-      for (let round = 0; round < 2; round++) {
-        // One statement decides the winner: concurrent claims serialize on the key's row lock,
-        // and only an expired row is overwritten.
-        const claimed = await sql<{ key: string }>`
-          INSERT INTO idempotency_keys AS k (key, state, value, claimed_at, expires_at)
-          VALUES (${key}, 'in_progress', NULL, now(), now() + make_interval(secs => ${ttlSeconds}))
-          ON CONFLICT (key) DO UPDATE
-            SET state = 'in_progress', value = NULL, claimed_at = now(), expires_at = EXCLUDED.expires_at
-            WHERE k.expires_at <= now()
-          RETURNING key`.execute(db);
-        if (claimed.rows.length === 1) return { status: "claimed" };
+      const { ttlSeconds, leaseSeconds, owner } = claimOptionsSchema.parse(options);
+      // More than one round: the row we conflicted with may expire, be released or lose its lease in between.
+      for (let round = 0; round < 3; round++) {
+        // One statement decides the winner: `previous` locks the key's row (concurrent claimers
+        // queue on it and then see the winner's row), and only a forgotten row or an unfinished
+        // claim past its lease is overwritten. camelCase aliases: the service's Kysely may run
+        // CamelCasePlugin over result rows.
+        const result = await sql<z.input<typeof claimRowSchema>>`
+          WITH previous AS (
+            SELECT state, owner, claimed_at, expires_at > now() AS remembered
+            FROM idempotency_keys WHERE key = ${key} FOR UPDATE
+          ), taken AS (
+            INSERT INTO idempotency_keys AS k (key, state, value, claimed_at, expires_at, owner, lease_expires_at)
+            VALUES (${key}, 'in_progress', NULL, now(), now() + make_interval(secs => ${ttlSeconds}),
+                    ${owner}, now() + make_interval(secs => ${leaseSeconds}))
+            ON CONFLICT (key) DO UPDATE
+              SET state = 'in_progress', value = NULL, claimed_at = now(), expires_at = EXCLUDED.expires_at,
+                  owner = EXCLUDED.owner, lease_expires_at = EXCLUDED.lease_expires_at
+              WHERE k.expires_at <= now()
+                 OR (k.state = 'in_progress' AND (k.lease_expires_at IS NULL OR k.lease_expires_at <= now()))
+            RETURNING key
+          )
+          SELECT EXISTS (SELECT 1 FROM taken) AS won,
+                 p.state AS "previousState", p.owner AS "previousOwner",
+                 p.claimed_at AS "previousClaimedAt", p.remembered AS "previousRemembered"
+          FROM (SELECT 1) AS one LEFT JOIN previous p ON true`.execute(db);
+        const claimed = claimRowSchema.parse(result.rows[0]);
+        if (claimed.won) {
+          // Taking over a remembered, unfinished claim means its owner died mid-work.
+          const lostFromOwner =
+            claimed.previousState === "in_progress" && claimed.previousRemembered === true;
+          if (!lostFromOwner) return { status: "claimed" };
+          return {
+            status: "lost",
+            previousOwner: claimed.previousOwner ?? UNKNOWN_OWNER,
+            claimedAt: claimed.previousClaimedAt ?? new Date(0),
+          };
+        }
 
-        // camelCase aliases: the service's Kysely may run CamelCasePlugin over result rows.
-        const existing = await sql<{ state: string; value: unknown; claimedAt: Date }>`
-          SELECT state, value, claimed_at AS "claimedAt" FROM idempotency_keys WHERE key = ${key} AND expires_at > now()`.execute(
-          db,
-        );
+        const existing = await sql`
+          SELECT state, value, claimed_at AS "claimedAt", owner, lease_expires_at AS "leaseExpiresAt",
+                 coalesce(lease_expires_at > now(), false) AS "leaseLive"
+          FROM idempotency_keys WHERE key = ${key} AND expires_at > now()`.execute(db);
         const row = existing.rows[0];
-        if (row !== undefined) return toOutcome(row);
+        if (row === undefined) continue;
+        const parsed = rowSchema.parse(row);
+        if (parsed.state === "completed") return { status: "completed", value: parsed.value };
+        // A lease that ran out since our insert: claim again, now it can be taken over.
+        if (!parsed.leaseLive || parsed.leaseExpiresAt === null) continue;
+        return {
+          status: "in_progress",
+          claimedAt: parsed.claimedAt,
+          owner: parsed.owner ?? UNKNOWN_OWNER,
+          leaseExpiresAt: parsed.leaseExpiresAt,
+        };
       }
       throw new Error("Idempotency key kept changing while being claimed");
     },
 
+    async renew(key, owner, leaseSeconds) {
+      keySchema.parse(key);
+      secondsSchema.parse(leaseSeconds);
+      // Also after the lease ran out, as long as nobody took the claim over: the owner is alive
+      // (a slow database made it late), and the work is still its own.
+      const renewed = await sql`
+        UPDATE idempotency_keys SET lease_expires_at = now() + make_interval(secs => ${leaseSeconds})
+        WHERE key = ${key} AND state = 'in_progress' AND owner = ${owner} AND expires_at > now()
+        RETURNING key`.execute(db);
+      return renewed.rows.length === 1;
+    },
+
     async complete(key, value, ttlSeconds) {
       keySchema.parse(key);
-      ttlSchema.parse(ttlSeconds);
+      secondsSchema.parse(ttlSeconds);
       // An upsert: the claim may have expired (and even been taken over) while the work ran;
       // the finished outcome is what later deliveries must see.
       await sql`
         INSERT INTO idempotency_keys AS k (key, state, value, claimed_at, expires_at)
         VALUES (${key}, 'completed', ${JSON.stringify(value ?? null)}::jsonb, now(), now() + make_interval(secs => ${ttlSeconds}))
         ON CONFLICT (key) DO UPDATE
-          SET state = 'completed', value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`.execute(db);
+          SET state = 'completed', value = EXCLUDED.value, expires_at = EXCLUDED.expires_at,
+              owner = NULL, lease_expires_at = NULL`.execute(db);
     },
 
     async release(key) {
@@ -63,11 +132,4 @@ export function createPostgresIdempotencyStore(db: AnyKysely): IdempotencyStore 
       await sql`DELETE FROM idempotency_keys WHERE key = ${key} AND state = 'in_progress'`.execute(db);
     },
   };
-}
-
-function toOutcome(row: unknown): ClaimOutcome {
-  const parsed = rowSchema.parse(row);
-  return parsed.state === "in_progress"
-    ? { status: "in_progress", claimedAt: parsed.claimedAt }
-    : { status: "completed", value: parsed.value };
 }

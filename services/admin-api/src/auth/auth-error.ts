@@ -29,3 +29,11 @@ export function httpStatusOf(code: AuthErrorCode): 401 | 403 | 503 {
     }
   }
 }
+
+/** Thrown by a key source that cannot reach its keys: a server-side outage, not a bad token. */
+export class KeySourceUnavailableError extends Error {
+  constructor(options?: { cause?: unknown }) {
+    super("Token signing keys are unavailable", options);
+    this.name = "KeySourceUnavailableError";
+  }
+}

@@ -1,12 +1,22 @@
-import type { AuthConfig } from "./auth-config.ts";
+import type { AuthConfig, EntraAuthConfig } from "./auth-config.ts";
+import type { JwksRefreshFailure } from "./jwks-cache.ts";
 import { entraIssuer, entraKeySource, localKeySource } from "./key-source.ts";
 import { loadOrCreateLocalSigningKey } from "./local-signing-key.ts";
 import { createTokenVerifier } from "./verify-token.ts";
 import type { TokenVerifier } from "./verify-token.ts";
 
+/** The one logger method the verifier needs (a pino Logger fits). */
+export interface WarningLogger {
+  warn(details: object, message: string): void;
+}
+
 export interface CreateVerifierOptions {
   /** Tests point the Entra key source at a local JWKS server. */
   readonly entraJwksUrl?: URL;
+  /** Receives Entra key refresh failures; without it they go to stderr. */
+  readonly logger?: WarningLogger;
+  /** Clock of the Entra key cache, for tests. */
+  readonly now?: () => number;
 }
 
 /** Wires the configured key source and expected issuer/audience into the one token verifier. */
@@ -24,14 +34,28 @@ export async function createVerifierForConfig(
       });
     }
     case "entra": {
+      const logger = options.logger ?? stderrLogger;
       const keySource = entraKeySource({
         instance: config.instance,
         tenantId: config.tenantId,
         ...(options.entraJwksUrl ? { jwksUrl: options.entraJwksUrl } : {}),
+        ...(options.now ? { now: options.now } : {}),
+        onRefreshFailure: (failure: JwksRefreshFailure) =>
+          logger.warn(
+            {
+              jwksUrl: failure.jwksUrl,
+              reason: failure.reason,
+              servingCachedKeys: failure.servingCachedKeys,
+            },
+            failure.servingCachedKeys
+              ? "Entra ID signing keys could not be refreshed; still using the last keys fetched"
+              : "Entra ID signing keys could not be refreshed; requests answer 503 until they can",
+          ),
       });
       return createTokenVerifier(keySource, {
-        issuer: entraIssuer(config.instance, config.tenantId),
-        audience: entraAudiences(config.audience),
+        issuer: entraIssuers(config),
+        audience: entraAudiences(config),
+        acceptedScopes: config.scopes,
       });
     }
     default: {
@@ -41,13 +65,21 @@ export async function createVerifierForConfig(
   }
 }
 
-/**
- * v2.0 access tokens carry the bare client id as `aud`, while the spec configures the Application
- * ID URI `api://{client-id}`; accept both, as Microsoft.Identity.Web does.
- */
-export function entraAudiences(audience: string): string[] {
-  const clientId = /^api:\/\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\/?$/i.exec(
-    audience,
-  )?.[1];
-  return clientId === undefined ? [audience] : [audience, clientId];
+/** An app registration issues v1.0 tokens unless its manifest asks for v2.0: accept both. */
+export function entraIssuers(config: EntraAuthConfig): string[] {
+  return [entraIssuer(config.instance, config.tenantId), config.v1Issuer];
 }
+
+/**
+ * v2.0 tokens always carry the client id as `aud`; v1.0 tokens carry whatever resource the client
+ * asked for (usually the Application ID URI). Accept both, as Microsoft.Identity.Web does.
+ */
+export function entraAudiences(config: EntraAuthConfig): string[] {
+  return config.audience === config.clientId ? [config.clientId] : [config.clientId, config.audience];
+}
+
+const stderrLogger: WarningLogger = {
+  warn: (details, message) => {
+    process.stderr.write(`${JSON.stringify({ level: "warn", msg: message, ...details })}\n`);
+  },
+};

@@ -9,8 +9,15 @@ export {
 export type { AuthConfig, AuthMode, EntraAuthConfig, LocalAuthConfig } from "./auth-config.ts";
 export { AuthError, authErrorCodes, httpStatusOf } from "./auth-error.ts";
 export type { AuthErrorCode } from "./auth-error.ts";
-export { createVerifierForConfig, entraAudiences } from "./create-verifier.ts";
-export type { CreateVerifierOptions } from "./create-verifier.ts";
+export { createVerifierForConfig, entraAudiences, entraIssuers } from "./create-verifier.ts";
+export type { CreateVerifierOptions, WarningLogger } from "./create-verifier.ts";
+export {
+  clientIdOfApplicationIdUri,
+  defaultEntraInstance,
+  entraAuthConfigFromEnv,
+} from "./entra-auth-config.ts";
+export { createJwksCache } from "./jwks-cache.ts";
+export type { JwksCacheOptions, JwksRefreshFailure } from "./jwks-cache.ts";
 export { issueLocalToken } from "./issue-local-token.ts";
 export type { IssueLocalTokenOptions } from "./issue-local-token.ts";
 export {
@@ -27,8 +34,8 @@ export {
   localSigningKeyPath,
 } from "./local-signing-key.ts";
 export type { LocalSigningKey } from "./local-signing-key.ts";
-export { authenticate, principalOf, requireAuthenticated, requireRole, sendAuthError } from "./middleware.ts";
-export { appRoles, hasRole, identityFromClaims } from "./principal.ts";
+export { authenticate, principalOf, requireReadAccess, requireRole, sendAuthError } from "./middleware.ts";
+export { appRoles, hasReadAccess, hasRole, identityFromClaims, readRoles } from "./principal.ts";
 export type { AppRole, Principal } from "./principal.ts";
 export { createTokenVerifier } from "./verify-token.ts";
 export type { TokenExpectations, TokenVerifier } from "./verify-token.ts";

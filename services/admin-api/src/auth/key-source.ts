@@ -1,6 +1,11 @@
-import { createLocalJWKSet, createRemoteJWKSet, errors } from "jose";
+import { createLocalJWKSet } from "jose";
 import type { JWK, JWTVerifyGetKey } from "jose";
+import { KeySourceUnavailableError } from "./auth-error.ts";
+import { createJwksCache } from "./jwks-cache.ts";
+import type { JwksRefreshFailure } from "./jwks-cache.ts";
 import { localSigningAlgorithm } from "./local-signing-key.ts";
+
+export { KeySourceUnavailableError };
 
 /**
  * Where verification keys come from. The verifier is identical for every source; a source only
@@ -11,14 +16,6 @@ export interface VerificationKeySource {
   /** Asymmetric algorithms only: never `none`, never HS* (a public key must not double as a secret). */
   readonly algorithms: readonly string[];
   readonly getKey: JWTVerifyGetKey;
-}
-
-/** Thrown by a key source that cannot reach its keys: a server-side outage, not a bad token. */
-export class KeySourceUnavailableError extends Error {
-  constructor(options?: { cause?: unknown }) {
-    super("Token signing keys are unavailable", options);
-    this.name = "KeySourceUnavailableError";
-  }
 }
 
 /** Trusts exactly the public half of the embedded-mode signing key. */
@@ -35,36 +32,31 @@ export interface EntraKeySourceOptions {
   readonly tenantId: string;
   /** Override for tests; defaults to the tenant's discovery v2.0 JWKS endpoint. */
   readonly jwksUrl?: URL;
+  readonly onRefreshFailure: (failure: JwksRefreshFailure) => void;
+  /** Clock of the key cache, for tests. */
+  readonly now?: () => number;
 }
 
+/** The tenant's signing keys; v1.0 and v2.0 tokens are signed with the same keys. */
 export function entraJwksUrl(instance: string, tenantId: string): URL {
   return new URL(`${instance}${tenantId}/discovery/v2.0/keys`);
 }
 
-/** The `iss` of v2.0 access tokens issued by the tenant. */
+/** The `iss` of v2.0 access tokens issued by the tenant (v1.0 ones: see EntraAuthConfig.v1Issuer). */
 export function entraIssuer(instance: string, tenantId: string): string {
   return `${instance}${tenantId}/v2.0`;
 }
 
-/** Trusts the tenant's published signing keys (fetched, cached and rotated by jose). */
+/** Trusts the tenant's published signing keys, kept a day and refetched when an unknown kid shows up. */
 export function entraKeySource(options: EntraKeySourceOptions): VerificationKeySource {
-  const jwks = createRemoteJWKSet(options.jwksUrl ?? entraJwksUrl(options.instance, options.tenantId));
   return {
     kind: "entra",
     // Entra ID signs access tokens with RS256 only.
     algorithms: ["RS256"],
-    getKey: async (header, token) => {
-      try {
-        return await jwks(header, token);
-      } catch (error) {
-        // An unknown kid or a disallowed algorithm is the token's fault; anything else (network,
-        // non-200, unparsable JWKS) means we could not check the token at all.
-        if (error instanceof errors.JWKSNoMatchingKey) throw error;
-        if (error instanceof errors.JWKSMultipleMatchingKeys) throw error;
-        if (error instanceof errors.JOSEAlgNotAllowed || error instanceof errors.JOSENotSupported)
-          throw error;
-        throw new KeySourceUnavailableError({ cause: error });
-      }
-    },
+    getKey: createJwksCache({
+      url: options.jwksUrl ?? entraJwksUrl(options.instance, options.tenantId),
+      onRefreshFailure: options.onRefreshFailure,
+      ...(options.now ? { now: options.now } : {}),
+    }),
   };
 }

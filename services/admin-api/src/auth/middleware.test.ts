@@ -62,9 +62,10 @@ async function expectUnauthenticated(response: Response, token?: string) {
   expect(response.headers.get("www-authenticate")).toMatch(/^Bearer error="invalid_token"/);
   const text = await response.text();
   if (token !== undefined) expect(text).not.toContain(token);
-  const body = JSON.parse(text) as { error: { code: string; message: string } };
-  expect(body.error.code).toBe("auth.unauthenticated");
-  return body.error.message;
+  expect(response.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+  const body = JSON.parse(text) as { code: string; detail: string };
+  expect(body.code).toBe("auth.unauthenticated");
+  return body.detail;
 }
 
 describe("authenticate + requireRole over HTTP (local signing key)", () => {
@@ -162,14 +163,32 @@ describe("authenticate + requireRole over HTTP (local signing key)", () => {
     const write = await app.request("POST", "/things", `Bearer ${reader}`);
     expect(write.status).toBe(403);
     expect(await write.json()).toEqual({
-      error: { code: "auth.forbidden", message: "This operation requires the Admin role" },
+      type: "/problems/auth.forbidden",
+      title: "Role required",
+      status: 403,
+      code: "auth.forbidden",
+      detail: "This operation requires the Admin role",
     });
   });
 
-  it("lets an authenticated user without app roles read but not write", async () => {
-    const noRoles = await sign({ preferred_username: "carol@example.test" });
-    expect((await app.request("GET", "/things", `Bearer ${noRoles}`)).status).toBe(200);
-    expect((await app.request("POST", "/things", `Bearer ${noRoles}`)).status).toBe(403);
+  it("refuses a valid token without any app role of this API, even for reads", async () => {
+    for (const roles of [undefined, [], ["Task.Read"]]) {
+      const token = await sign({ preferred_username: "carol@example.test", ...(roles ? { roles } : {}) });
+      const read = await app.request("GET", "/things", `Bearer ${token}`);
+      expect(read.status).toBe(403);
+      expect(await read.json()).toMatchObject({
+        status: 403,
+        code: "auth.forbidden",
+        detail: "This operation requires the Reader, Operator or Admin role",
+      });
+      expect((await app.request("POST", "/things", `Bearer ${token}`)).status).toBe(403);
+    }
+  });
+
+  it("lets an Operator read but not write", async () => {
+    const operator = await tokenFor("Operator");
+    expect((await app.request("GET", "/things", `Bearer ${operator}`)).status).toBe(200);
+    expect((await app.request("POST", "/things", `Bearer ${operator}`)).status).toBe(403);
   });
 
   it("lets an Admin write, accepting a lowercase scheme", async () => {

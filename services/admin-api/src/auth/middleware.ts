@@ -1,6 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
-import { AuthError, httpStatusOf } from "./auth-error.ts";
-import { hasRole } from "./principal.ts";
+import { problemDetails, sendProblem } from "../http/problem-details.ts";
+import { AuthError } from "./auth-error.ts";
+import { hasReadAccess, hasRole, readRoles } from "./principal.ts";
 import type { AppRole, Principal } from "./principal.ts";
 import type { TokenVerifier } from "./verify-token.ts";
 
@@ -34,9 +35,18 @@ export function authenticate(verifier: TokenVerifier): RequestHandler {
   };
 }
 
-/** For read routes: any authenticated caller, whatever their roles. */
-export const requireAuthenticated: RequestHandler = (_req, res, next) => {
-  if (findPrincipal(res) === undefined) return sendAuthError(res, notAuthenticated());
+/**
+ * For every route (writes add {@link requireRole}): an app role of this API or an accepted
+ * delegated scope. Entra gives any app of the tenant a role-less token for this API unless
+ * assignment is required, so a valid token alone must not be enough to read.
+ */
+export const requireReadAccess: RequestHandler = (_req, res, next) => {
+  const principal = findPrincipal(res);
+  if (principal === undefined) return sendAuthError(res, notAuthenticated());
+  if (!hasReadAccess(principal)) {
+    const roles = `${readRoles.slice(0, -1).join(", ")} or ${readRoles[readRoles.length - 1]}`;
+    return sendAuthError(res, new AuthError("auth.forbidden", `This operation requires the ${roles} role`));
+  }
   next();
 };
 
@@ -70,7 +80,8 @@ function isPrincipal(value: unknown): value is Principal {
   return (
     typeof candidate.subject === "string" &&
     typeof candidate.identity === "string" &&
-    Array.isArray(candidate.roles)
+    Array.isArray(candidate.roles) &&
+    Array.isArray(candidate.scopes)
   );
 }
 
@@ -78,12 +89,12 @@ function notAuthenticated(): AuthError {
   return new AuthError("auth.unauthenticated", "A bearer token is required");
 }
 
-/** Sends `{ error: { code, message } }`, with the RFC 6750 challenge on 401. */
+/** Sends an RFC 9457 problem (http/problem-types.ts maps the code), with the RFC 6750 challenge on 401. */
 export function sendAuthError(res: Response, error: AuthError): void {
-  const status = httpStatusOf(error.code);
-  if (status === 401) {
+  const problem = problemDetails(error.code, error.message);
+  if (problem.status === 401) {
     // Messages are fixed strings without quotes, so they are safe inside the quoted parameter.
     res.set("WWW-Authenticate", `Bearer error="invalid_token", error_description="${error.message}"`);
   }
-  res.status(status).json({ error: { code: error.code, message: error.message } });
+  sendProblem(res, problem);
 }

@@ -1,8 +1,14 @@
 import { z } from "zod";
 
-export const appRoles = ["Admin", "Reader"] as const;
-/** App roles defined on the Admin API registration: Admin reads and writes, Reader reads. */
+/**
+ * App roles defined on the Admin API registration: Admin reads and writes, Operator and Reader
+ * read (Operator gets actions of its own later). Role names are case-sensitive, as in Entra.
+ */
+export const appRoles = ["Admin", "Operator", "Reader"] as const;
 export type AppRole = (typeof appRoles)[number];
+
+/** Any of these lets a caller read (least privileged first, as error messages list them). */
+export const readRoles: readonly AppRole[] = ["Reader", "Operator", "Admin"];
 
 export interface Principal {
   /** The token's `sub`: stable per user and app, used to tell callers apart. */
@@ -11,30 +17,52 @@ export interface Principal {
   readonly identity: string;
   /** App roles granted to the caller; may include roles this API does not know. */
   readonly roles: readonly string[];
+  /**
+   * Delegated scopes of this API that the token grants and the configuration accepts
+   * (AZURE_AD_SCOPES); empty for app-only tokens, local tokens, and when none are configured.
+   */
+  readonly scopes: readonly string[];
 }
 
 // Only the claims we read; anything else in the token is ignored. A claim of the wrong type
-// is treated as absent rather than failing the request, except `roles`, which grants access.
+// is treated as absent rather than failing the request, except `roles` and `scp`, which grant access.
 const optionalText = z.string().trim().min(1).optional().catch(undefined);
 export const principalClaimsSchema = z.object({
   sub: z.string().min(1),
   preferred_username: optionalText,
+  upn: optionalText,
+  unique_name: optionalText,
   name: optionalText,
   oid: optionalText,
   roles: z.array(z.string()).default([]),
+  /** Present only in delegated (user) tokens: space-separated scope names. */
+  scp: z.string().optional(),
 });
 
 export type PrincipalClaims = z.input<typeof principalClaimsSchema>;
 
-/** Identity fallback chain from the spec: preferred_username → name → oid → "system". */
+/**
+ * Identity fallback chain from the spec: preferred_username → name → oid → "system", with the
+ * v1.0 token's `upn` and `unique_name` (v1 tokens have no preferred_username) before `name`.
+ * v2.0 user tokens always carry preferred_username, so they resolve exactly as the spec says.
+ */
 export function identityFromClaims(claims: {
   preferred_username?: string | undefined;
+  upn?: string | undefined;
+  unique_name?: string | undefined;
   name?: string | undefined;
   oid?: string | undefined;
 }): string {
-  return claims.preferred_username ?? claims.name ?? claims.oid ?? "system";
+  return (
+    claims.preferred_username ?? claims.upn ?? claims.unique_name ?? claims.name ?? claims.oid ?? "system"
+  );
 }
 
 export function hasRole(principal: Principal, role: AppRole): boolean {
   return principal.roles.includes(role);
+}
+
+/** Reads need an app role of this API or an accepted delegated scope: a valid token alone is not enough. */
+export function hasReadAccess(principal: Principal): boolean {
+  return principal.scopes.length > 0 || readRoles.some((role) => hasRole(principal, role));
 }

@@ -2,7 +2,7 @@
 // served on an ephemeral port so tests exercise real HTTP requests.
 import type { AddressInfo } from "node:net";
 import express from "express";
-import { authenticate, principalOf, requireAuthenticated, requireRole } from "./middleware.ts";
+import { authenticate, principalOf, requireReadAccess, requireRole } from "./middleware.ts";
 import type { TokenVerifier } from "./verify-token.ts";
 
 export interface ProtectedTestApp {
@@ -17,7 +17,7 @@ export async function startProtectedTestApp(verifier: TokenVerifier): Promise<Pr
     const { identity, roles } = principalOf(res);
     res.json({ identity, roles });
   };
-  app.get("/things", authenticate(verifier), requireAuthenticated, respondWithPrincipal);
+  app.get("/things", authenticate(verifier), requireReadAccess, respondWithPrincipal);
   app.post("/things", authenticate(verifier), requireRole("Admin"), respondWithPrincipal);
 
   const server = await new Promise<ReturnType<typeof app.listen>>((resolve, reject) => {

@@ -42,13 +42,13 @@ const localVerifier = (dataDir: string) =>
   createVerifierForConfig({ mode: "local", dataDir, issuer: "matoolkit-local", audience: "api://matoolkit" });
 
 describe.concurrent("token CLI", () => {
-  it("prints only a token the API accepts, with the requested role", async () => {
+  it.each(["Reader", "Operator"])("prints only a token the API accepts, with the role %s", async (role) => {
     const dataDir = await freshDataDir();
-    const { code, stdout } = await runTokenCli(dataDir, ["--role", "Reader"]);
+    const { code, stdout } = await runTokenCli(dataDir, ["--role", role]);
     expect(code).toBe(0);
     expect(stdout).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/);
     const principal = await (await localVerifier(dataDir)).verify(stdout.trim());
-    expect(principal).toMatchObject({ identity: "local-reader", roles: ["Reader"] });
+    expect(principal).toMatchObject({ identity: `local-${role.toLowerCase()}`, roles: [role] });
   });
 
   it("honours --name and --ttl", async () => {
@@ -77,7 +77,7 @@ describe.concurrent("token CLI", () => {
   });
 
   it.each([
-    [["--role", "admin"], /Invalid --role "admin": allowed values are Admin, Reader/],
+    [["--role", "admin"], /Invalid --role "admin": allowed values are Admin, Operator, Reader/],
     [["--role", "Admin", "--ttl", "forever"], /Invalid --ttl "forever"/],
     [["--role", "Admin", "--colour", "red"], /colour/],
   ])("exits 2 with a clear message for bad flags: %o", async (args, message) => {
@@ -96,5 +96,15 @@ describe.concurrent("token CLI", () => {
     expect(stdout).toBe("");
     expect(stderr).toMatch(/only accepts tokens issued by Entra ID/);
     expect(stderr).toContain("az account get-access-token --resource api://matoolkit-admin");
+  });
+
+  it("in Entra mode without AZURE_AD_AUDIENCE, points at the client id's App ID URI", async () => {
+    const clientId = "6e9b2f4a-1c3d-4e5f-8a7b-9c0d1e2f3a4b";
+    const { code, stderr } = await runTokenCli(await freshDataDir(), ["--role", "Admin"], {
+      MATOOLKIT_AUTH_MODE: "entra",
+      AZURE_AD_CLIENT_ID: clientId,
+    });
+    expect(code).toBe(1);
+    expect(stderr).toContain(`az account get-access-token --resource api://${clientId}`);
   });
 });

@@ -12,6 +12,11 @@ export interface TokenExpectations {
   readonly audience: string | readonly string[];
   /** Allowed clock skew between us and the issuer, in seconds. */
   readonly clockToleranceSeconds?: number;
+  /**
+   * Delegated scopes of this API that grant access (AZURE_AD_SCOPES). When set, a delegated token
+   * (one with `scp`) must carry one of them, as Microsoft.Identity.Web's scope check demands.
+   */
+  readonly acceptedScopes?: readonly string[];
 }
 
 export interface TokenVerifier {
@@ -34,6 +39,7 @@ export function createTokenVerifier(
     // A token without an expiry would be valid forever.
     requiredClaims: ["exp", "sub"],
   };
+  const acceptedScopes = expected.acceptedScopes ?? [];
   return {
     async verify(token) {
       let payload: unknown;
@@ -44,8 +50,17 @@ export function createTokenVerifier(
       }
       const claims = principalClaimsSchema.safeParse(payload);
       if (!claims.success) throw new AuthError("auth.unauthenticated", "Token claims are malformed");
-      const { sub, roles } = claims.data;
-      return { subject: sub, identity: identityFromClaims(claims.data), roles };
+      const { sub, roles, scp } = claims.data;
+      const scopes =
+        scp === undefined ? [] : scp.split(" ").filter((scope) => acceptedScopes.includes(scope));
+      // Checked here, where the configured scopes are known; the middleware answers 403 for it.
+      if (scp !== undefined && acceptedScopes.length > 0 && scopes.length === 0) {
+        throw new AuthError(
+          "auth.forbidden",
+          "The token grants none of the delegated scopes this API accepts",
+        );
+      }
+      return { subject: sub, identity: identityFromClaims(claims.data), roles, scopes };
     },
   };
 }

@@ -1,7 +1,14 @@
+import type { DataSourceClient } from "@matoolkit/datasources";
 import { publishRunbook, type Db, type Runbook } from "@matoolkit/db";
-import { parseRunbook, type RunbookDefinition } from "@matoolkit/domain";
+import {
+  parseRunbook,
+  positionRunbookProblems,
+  type RunbookDefinition,
+  type RunbookProblem,
+} from "@matoolkit/domain";
 import { declareWorkerPools, type MessageBus } from "@matoolkit/runtime";
 import { z } from "zod";
+import { describeFlaw, flawsByLine } from "../csv/text-problems.ts";
 import { ApiError, badRequest } from "../http/api-error.ts";
 
 // Strict: a misspelt option (`overdue_behavior`) would otherwise be dropped silently and the
@@ -17,23 +24,31 @@ export type PublishRunbookRequest = z.infer<typeof publishRunbookRequestSchema>;
 
 /**
  * Validates the whole runbook (every problem at once, with line:column) before anything is
- * written, then stores it as the next version and deactivates the previous one.
+ * written, then stores it as the next version and deactivates the previous one. Besides the
+ * parser's rules, the server's own: its data source must be one this server may read (a csv
+ * file below MATOOLKIT_CSV_DIR, env vars a runbook may name), checked by `dataSources`.
  */
 export async function publishRunbookCommand(
   db: Db,
   bus: MessageBus,
   request: PublishRunbookRequest,
+  dataSources: Pick<DataSourceClient, "accessProblems">,
 ): Promise<Runbook> {
+  const flaws = flawsByLine(request.yaml);
+  if (flaws.length > 0) {
+    throw runbookInvalid(
+      flaws.map(({ line, column, flaw }) => ({ path: "", line, column, message: describeFlaw(flaw) })),
+    );
+  }
   const parsed = parseRunbook(request.yaml);
-  if (!parsed.ok) {
-    const summary = parsed.problems.map((p) => `${p.line}:${p.column} ${p.path}: ${p.message}`).join("; ");
-    throw new ApiError(
-      400,
-      "runbook.invalid",
-      `Runbook has ${parsed.problems.length} problem(s): ${summary}`,
-      {
-        problems: parsed.problems,
-      },
+  if (!parsed.ok) throw runbookInvalid(parsed.problems);
+  const refused = await dataSources.accessProblems(parsed.runbook.dataSource);
+  if (refused.length > 0) {
+    throw runbookInvalid(
+      positionRunbookProblems(
+        request.yaml,
+        refused.map(({ field, message }) => ({ path: ["data_source", field], message })),
+      ),
     );
   }
   if (request.name !== undefined && request.name !== parsed.runbook.name) {
@@ -47,6 +62,13 @@ export async function publishRunbookCommand(
     yamlContent: request.yaml,
     overdueBehavior: request.overdueBehavior,
     rerunInit: request.rerunInit,
+  });
+}
+
+function runbookInvalid(problems: readonly RunbookProblem[]): ApiError {
+  const summary = problems.map((p) => `${p.line}:${p.column} ${p.path}: ${p.message}`).join("; ");
+  return new ApiError(400, "runbook.invalid", `Runbook has ${problems.length} problem(s): ${summary}`, {
+    problems: [...problems],
   });
 }
 

@@ -1,10 +1,14 @@
 import { parse } from "csv-parse/sync";
-import { MemberDataError, serializeMemberData, type DataSourceConfig } from "@matoolkit/domain";
+import type { DataSourceConfig } from "@matoolkit/domain";
 import { ApiError } from "../http/api-error.ts";
+import { membersFromRecords } from "./member-records.ts";
+import { describeFlaw, flawsByLine } from "./text-problems.ts";
 
 export interface CsvMember {
   readonly memberKey: string;
   readonly data: Record<string, unknown>;
+  /** The member's line in the file, for errors found later (a key already in the batch). */
+  readonly line: number;
 }
 
 export interface CsvProblem {
@@ -19,10 +23,17 @@ export interface CsvProblem {
  * lines and columns, never cell values (member PII).
  */
 export function parseMembersCsv(text: string, dataSource: DataSourceConfig): CsvMember[] {
+  const flaws = flawsByLine(text);
+  if (flaws.length > 0) {
+    throw invalid(
+      flaws.map(({ line, column, flaw }) => ({ line, message: `column ${column} ${describeFlaw(flaw)}` })),
+    );
+  }
+  let header: string[] = [];
   let records: Array<{ record: Record<string, string>; info: { lines: number } }>;
   try {
     records = parse(text, {
-      columns: (header: string[]) => header.map((name) => name.trim()),
+      columns: (names: string[]) => (header = names.map((name) => name.trim())),
       bom: true,
       skip_empty_lines: true,
       trim: true,
@@ -34,7 +45,6 @@ export function parseMembersCsv(text: string, dataSource: DataSourceConfig): Csv
     throw invalid([{ line: line ?? 0, message: describeCsvError(code, (error as Error).message) }]);
   }
   if (records.length === 0) throw invalid([{ line: 1, message: "the CSV has a header but no member rows" }]);
-  const header = Object.keys(records[0]?.record ?? {});
   if (!header.includes(dataSource.primaryKey)) {
     // The header is not listed back: when the header row was forgotten, the "column names" are
     // the first member's values (emails, names), which must not appear in an error.
@@ -45,30 +55,31 @@ export function parseMembersCsv(text: string, dataSource: DataSourceConfig): Csv
       },
     ]);
   }
+  // Only once the header is known to be one (it names the key): then its names are columns, not PII.
+  const repeated = repeatedColumns(header);
+  if (repeated.length > 0) throw invalid(repeated);
+  const { members, problems } = membersFromRecords(
+    records.map(({ record, info }) => ({ record, where: info.lines })),
+    dataSource,
+    (line) => `line ${line}`,
+  );
+  if (problems.length > 0) throw invalid(problems.map(({ where, message }) => ({ line: where, message })));
+  return members.map(({ memberKey, data, where }) => ({ memberKey, data, line: where }));
+}
+
+/** A repeated name would keep one of its two values silently. */
+function repeatedColumns(header: readonly string[]): CsvProblem[] {
   const problems: CsvProblem[] = [];
-  const seen = new Map<string, number>();
-  const members: CsvMember[] = [];
-  for (const { record, info } of records) {
-    const key = record[dataSource.primaryKey] ?? "";
-    if (key === "") {
-      problems.push({ line: info.lines, message: `empty primary key '${dataSource.primaryKey}'` });
-      continue;
+  header.forEach((name, index) => {
+    const first = header.indexOf(name);
+    if (first !== index) {
+      problems.push({
+        line: 1,
+        message: `column '${name}' appears twice in the header (fields ${first + 1} and ${index + 1})`,
+      });
     }
-    const firstLine = seen.get(key);
-    if (firstLine !== undefined) {
-      problems.push({ line: info.lines, message: `duplicate primary key (same as line ${firstLine})` });
-      continue;
-    }
-    seen.set(key, info.lines);
-    try {
-      members.push({ memberKey: key, data: serializeMemberData(record, dataSource.multiValuedColumns) });
-    } catch (error) {
-      if (!(error instanceof MemberDataError)) throw error;
-      problems.push({ line: info.lines, message: error.message });
-    }
-  }
-  if (problems.length > 0) throw invalid(problems);
-  return members;
+  });
+  return problems;
 }
 
 function invalid(problems: CsvProblem[]): ApiError {

@@ -41,8 +41,8 @@ describe("CSV errors never echo member data", () => {
   ])("%s", async (_what, csv) => {
     const response = await harness.request("POST", "/batches?runbook=pii", { body: csv, type: "text/csv" });
     expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe("member_data.invalid");
-    expect(response.body.error.message).toMatch(/line \d/);
+    expect(response.body.code).toBe("member_data.invalid");
+    expect(response.body.detail).toMatch(/line \d/);
     expectNoPii(response);
   });
 
@@ -51,8 +51,8 @@ describe("CSV errors never echo member data", () => {
       body: `${email},${name}\nalex@contoso.test,Alex Wilber\n`,
       type: "text/csv",
     });
-    expect(response.body.error.message).toContain("'UserPrincipalName'");
-    expect(response.body.error.message).toContain("header");
+    expect(response.body.detail).toContain("'UserPrincipalName'");
+    expect(response.body.detail).toContain("header");
   });
 });
 

@@ -125,7 +125,7 @@ describe("GET/PUT /api/runbooks/{name}/automation", () => {
     for (const body of [{}, { enabled: "yes" }, { enabled: true, by: "me" }]) {
       const response = await putAutomation("auto-guard", body);
       expect(response.status).toBe(400);
-      expect(response.body.error.message).toContain('"enabled"');
+      expect(response.body.detail).toContain('"enabled"');
     }
     expect((await harness.request("GET", "/runbooks/auto-guard/automation")).body.automationEnabled).toBe(
       false,
@@ -206,7 +206,7 @@ describe("POST /api/runbooks/{name}/query/preview", () => {
     for (const limit of ["0", "501", "ten"]) {
       const response = await harness.request("POST", `/runbooks/preview/query/preview?limit=${limit}`);
       expect(response.status).toBe(400);
-      expect(response.body.error.message).toContain("'limit'");
+      expect(response.body.detail).toContain("'limit'");
     }
     expect((await harness.request("POST", "/runbooks/nothing/query/preview")).status).toBe(404);
   });
@@ -215,8 +215,8 @@ describe("POST /api/runbooks/{name}/query/preview", () => {
     await publish(postgresRunbookYaml("preview-broken", "missing_table"));
     const broken = await harness.request("POST", "/runbooks/preview-broken/query/preview");
     expect(broken.status).toBe(502);
-    expect(broken.body.error.code).toBe("datasource.failed");
-    expect(broken.body.error.message).toContain("missing_table");
+    expect(broken.body.code).toBe("datasource.failed");
+    expect(broken.body.detail).toContain("missing_table");
 
     await sourceTable(harness.db, "preview_bad_time", [
       ["alex@contoso.test", T1, null],
@@ -225,9 +225,12 @@ describe("POST /api/runbooks/{name}/query/preview", () => {
     await publish(postgresRunbookYaml("preview-bad-time", "preview_bad_time"));
     const bad = await harness.request("POST", "/runbooks/preview-bad-time/query/preview");
     expect(bad.status).toBe(422);
-    expect(bad.body.error).toEqual({
+    expect(bad.body).toEqual({
+      type: "/problems/member_data.invalid",
+      title: "Invalid member data",
+      status: 422,
       code: "member_data.invalid",
-      message: 'row 2: batch_time_column "MigrationDate" is not an ISO 8601 date/time',
+      detail: 'row 2: batch_time_column "MigrationDate" is not an ISO 8601 date/time',
     });
   });
 });

@@ -1,75 +1,110 @@
-import express, { Router, type Request } from "express";
-import { DataSourceError, type DataSourceClient } from "@matoolkit/datasources";
+import { DataSourceError } from "@matoolkit/datasources";
 import { getActiveRunbook, getAutomationSettings, setAutomationEnabled, type Db } from "@matoolkit/db";
 import { previewRunbookQuery, SourceRowError } from "@matoolkit/scheduler";
 import { z } from "zod";
-import { principalOf, requireRole } from "../auth/index.ts";
-import { ApiError, badRequest, notFound } from "../http/api-error.ts";
-import { optionalWholeNumber } from "../http/params.ts";
+import { ApiError, notFound } from "../http/api-error.ts";
+import { textParam, wholeNumber } from "../http/params.ts";
+import { defineOperation } from "../openapi/operation.ts";
+import { automationSettingsSchema, queryPreviewSchema } from "../read-models/runbook-schemas.ts";
 
 // Strict: `{ "automationEnabled": true }` or `{ "enable": true }` must not silently do nothing.
 export const automationRequestSchema = z.strictObject({ enabled: z.boolean() });
 
 const PREVIEW_LIMIT = { default: 20, max: 500 } as const;
+const nameParam = z.object({ name: textParam.meta({ description: "Runbook name" }) });
 
 /**
  * 000 "Admin API Internals": automation status (any caller), the switch and the query preview
  * (Admin). The switch records who flipped it and when (000 "Audit Trail").
  */
-export function automationRoutes(db: Db, dataSources: DataSourceClient): Router {
-  const router = Router();
+export const automationOperations = [
+  defineOperation({
+    method: "get",
+    path: "/api/runbooks/{name}/automation",
+    operationId: "getAutomation",
+    tag: "automation",
+    summary: "Whether the scheduler creates batches for a runbook automatically",
+    access: "read",
+    params: nameParam,
+    errors: ["resource.not_found"],
+    responses: {
+      200: { description: "The switch and who flipped it last", schema: automationSettingsSchema },
+    },
+  }).handle(async ({ params, deps }) => {
+    const name = await existingRunbookName(deps.db, params.name);
+    return { status: 200, body: presentSettings(name, await getAutomationSettings(deps.db, name)) };
+  }),
 
-  router.get("/:name/automation", async (req, res) => {
-    const name = await existingRunbookName(db, req);
-    res.json(presentSettings(name, await getAutomationSettings(db, name)));
-  });
-
-  router.put("/:name/automation", requireRole("Admin"), express.json({ limit: "16kb" }), async (req, res) => {
-    const request = automationRequestSchema.safeParse(req.body ?? {});
-    if (!request.success) throw badRequest('Send JSON { "enabled": true } or { "enabled": false }');
-    const name = await existingRunbookName(db, req);
-    const settings = await setAutomationEnabled(db, {
+  defineOperation({
+    method: "put",
+    path: "/api/runbooks/{name}/automation",
+    operationId: "setAutomation",
+    tag: "automation",
+    summary: "Switch automation on or off",
+    description:
+      "Off stops new batches only: running batches keep being synced and their phases keep falling due.",
+    access: "Admin",
+    params: nameParam,
+    body: {
+      content: { "application/json": automationRequestSchema },
+      limit: "16kb",
+      invalid: 'Send JSON { "enabled": true } or { "enabled": false }',
+    },
+    errors: ["resource.not_found"],
+    responses: { 200: { description: "The switch after the change", schema: automationSettingsSchema } },
+  }).handle(async ({ params, body, principal, deps }) => {
+    const name = await existingRunbookName(deps.db, params.name);
+    const settings = await setAutomationEnabled(deps.db, {
       runbookName: name,
-      enabled: request.data.enabled,
-      actor: principalOf(res).identity,
+      enabled: body.enabled,
+      actor: principal.identity,
       at: new Date(),
     });
-    res.json(presentSettings(name, settings));
-  });
+    return { status: 200, body: presentSettings(name, settings) };
+  }),
 
   // POST: it runs a query against the source (not a cacheable read), and it is Admin-only
   // because it shows members' data.
-  router.post("/:name/query/preview", requireRole("Admin"), async (req, res) => {
-    const limit = optionalWholeNumber(req, "limit") ?? PREVIEW_LIMIT.default;
-    if (limit < 1 || limit > PREVIEW_LIMIT.max)
-      throw badRequest(`'limit' must be between 1 and ${PREVIEW_LIMIT.max}`);
-    const name = nameParam(req);
-    const preview = await previewRunbookQuery({ db, dataSources }, name, { limit, now: new Date() }).catch(
-      (error: unknown) => {
-        throw previewError(error);
-      },
-    );
-    if (preview === undefined) throw notFound(`no active runbook named '${name}'`);
-    res.json(preview);
-  });
+  defineOperation({
+    method: "post",
+    path: "/api/runbooks/{name}/query/preview",
+    operationId: "previewRunbookQuery",
+    tag: "automation",
+    summary: "Run the runbook's data source query and show what a scheduler tick would do",
+    description: "Nothing is written. Shows members' data, hence Admin only.",
+    access: "Admin",
+    params: nameParam,
+    query: z.object({
+      limit: wholeNumber(1, PREVIEW_LIMIT.max)
+        .default(PREVIEW_LIMIT.default)
+        .meta({ description: "How many source rows to read" }),
+    }),
+    errors: ["resource.not_found", "datasource.failed", ["member_data.invalid", 422]],
+    responses: {
+      200: { description: "The rows and the batches they would form", schema: queryPreviewSchema },
+    },
+  }).handle(async ({ params, query, deps }) => {
+    const preview = await previewRunbookQuery(deps, params.name, {
+      limit: query.limit,
+      now: new Date(),
+    }).catch((error: unknown) => {
+      throw previewError(error);
+    });
+    if (preview === undefined) throw notFound(`no active runbook named '${params.name}'`);
+    return { status: 200, body: preview };
+  }),
+];
 
-  return router;
-}
-
-function nameParam(req: Request): string {
-  const name = req.params.name;
-  if (typeof name !== "string" || name === "") throw badRequest("the runbook name is missing from the path");
-  return name;
-}
-
-async function existingRunbookName(db: Db, req: Request): Promise<string> {
-  const name = nameParam(req);
+async function existingRunbookName(db: Db, name: string): Promise<string> {
   if ((await getActiveRunbook(db, name)) === undefined) throw notFound(`no active runbook named '${name}'`);
   return name;
 }
 
 /** Never configured = disabled (000's column default), with nobody recorded. */
-function presentSettings(runbookName: string, settings: Awaited<ReturnType<typeof getAutomationSettings>>) {
+function presentSettings(
+  runbookName: string,
+  settings: Awaited<ReturnType<typeof getAutomationSettings>>,
+): z.output<typeof automationSettingsSchema> {
   return {
     runbookName,
     automationEnabled: settings?.automationEnabled ?? false,

@@ -65,8 +65,8 @@ async function batchStatus(id: number): Promise<string> {
 
 function expectConflict(response: { status: number; body: Json }, message: RegExp) {
   expect(response.status).toBe(409);
-  expect(response.body.error.code).toBe("state.conflict");
-  expect(response.body.error.message).toMatch(message);
+  expect(response.body.code).toBe("state.conflict");
+  expect(response.body.detail).toMatch(message);
 }
 
 describe("advancing a batch whose runbook has init", () => {
@@ -217,10 +217,10 @@ describe("advancing a batch that cannot move", () => {
   it("answers an unknown batch with 404 and a non-numeric id with 400", async () => {
     const unknown = await advance(999_999);
     expect(unknown.status).toBe(404);
-    expect(unknown.body.error.code).toBe("resource.not_found");
+    expect(unknown.body.code).toBe("resource.not_found");
     const bad = await advance("first");
     expect(bad.status).toBe(400);
-    expect(bad.body.error.message).toContain("'id'");
+    expect(bad.body.detail).toContain("'id'");
   });
 
   it("needs the Admin role", async () => {

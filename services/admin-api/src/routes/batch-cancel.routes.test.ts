@@ -68,8 +68,8 @@ const cancel = (id: number | string, token?: string) =>
 
 function expectConflict(response: { status: number; body: Json }, message: RegExp) {
   expect(response.status).toBe(409);
-  expect(response.body.error.code).toBe("state.conflict");
-  expect(response.body.error.message).toMatch(message);
+  expect(response.body.code).toBe("state.conflict");
+  expect(response.body.detail).toMatch(message);
 }
 
 describe("POST /api/batches/{id}/cancel", () => {
@@ -140,6 +140,6 @@ describe("POST /api/batches/{id}/cancel", () => {
     expect((await cancel(999_999)).status).toBe(404);
     const invalid = await cancel("abc");
     expect(invalid.status).toBe(400);
-    expect(invalid.body.error.message).toContain("'id'");
+    expect(invalid.body.detail).toContain("'id'");
   });
 });

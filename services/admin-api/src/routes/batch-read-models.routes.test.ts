@@ -230,8 +230,8 @@ describe("GET /api/batches/{id}/events", () => {
     const id = await newBatch(1);
     const response = await harness.request("GET", `/batches/${id}/events?${query}`);
     expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe("validation.invalid_input");
-    expect(response.body.error.message).toContain(name);
+    expect(response.body.code).toBe("validation.invalid_input");
+    expect(response.body.detail).toContain(name);
   });
 
   it("answers an unknown batch with 404", async () => {

@@ -98,20 +98,20 @@ describe("POST /api/batches", () => {
   it("requires ?runbook", async () => {
     const response = await createBatch(undefined, csv);
     expect(response.status).toBe(400);
-    expect(response.body.error.message).toContain("'runbook'");
+    expect(response.body.detail).toContain("'runbook'");
   });
 
   it("answers an unknown runbook with 404", async () => {
     const response = await createBatch("no-such-runbook", csv);
     expect(response.status).toBe(404);
-    expect(response.body.error.code).toBe("resource.not_found");
+    expect(response.body.code).toBe("resource.not_found");
   });
 
   it("rejects a CSV without the primary key column, naming the column", async () => {
     const response = await createBatch("no-init", "Mail,DisplayName\nadele@contoso.test,Adele\n");
     expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe("member_data.invalid");
-    expect(response.body.error.message).toContain("'UserPrincipalName'");
+    expect(response.body.code).toBe("member_data.invalid");
+    expect(response.body.detail).toContain("'UserPrincipalName'");
   });
 
   it.each([
@@ -120,13 +120,13 @@ describe("POST /api/batches", () => {
   ])("rejects %s, saying to send a CSV", async (_what, body) => {
     const response = await createBatch("no-init", body);
     expect(response.status).toBe(400);
-    expect(response.body.error.message).toContain("text/csv");
+    expect(response.body.detail).toContain("text/csv");
   });
 
   it("rejects a CSV with a header and no member rows", async () => {
     const response = await createBatch("no-init", "UserPrincipalName,DisplayName\n");
     expect(response.status).toBe(400);
-    expect(response.body.error.message).toContain("no member rows");
+    expect(response.body.detail).toContain("no member rows");
   });
 
   it("rejects a body that is not text/csv, saying which Content-Type to use", async () => {
@@ -136,7 +136,7 @@ describe("POST /api/batches", () => {
       "application/json",
     );
     expect(response.status).toBe(400);
-    expect(response.body.error.message).toContain("text/csv");
+    expect(response.body.detail).toContain("text/csv");
   });
 });
 
@@ -175,7 +175,7 @@ describe("GET /api/batches", () => {
   it("rejects an unknown status, listing the allowed ones", async () => {
     const response = await list("?status=running");
     expect(response.status).toBe(400);
-    for (const status of batchMachine.states) expect(response.body.error.message).toContain(status);
+    for (const status of batchMachine.states) expect(response.body.detail).toContain(status);
   });
 
   it("pages with limit and offset", async () => {
@@ -196,8 +196,8 @@ describe("GET /api/batches", () => {
   ])("rejects %s naming the parameter", async (query, name) => {
     const response = await list(`?${query}`);
     expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe("validation.invalid_input");
-    expect(response.body.error.message).toContain(name);
+    expect(response.body.code).toBe("validation.invalid_input");
+    expect(response.body.detail).toContain(name);
   });
 });
 
@@ -293,14 +293,14 @@ describe("GET /api/batches/{id} and its sub-resources", () => {
     async (suffix) => {
       const response = await harness.request("GET", `/batches/999999${suffix}`);
       expect(response.status).toBe(404);
-      expect(response.body.error.code).toBe("resource.not_found");
+      expect(response.body.code).toBe("resource.not_found");
     },
   );
 
   it.each(["abc", "0", "1e3", "99999999999"])("answers batch id '%s' with 400", async (id) => {
     const response = await harness.request("GET", `/batches/${id}`);
     expect(response.status).toBe(400);
-    expect(response.body.error.message).toContain("'id'");
+    expect(response.body.detail).toContain("'id'");
   });
 
   it("reads an automated batch too", async () => {

@@ -1,92 +1,199 @@
-import express, { Router } from "express";
 import { getBatchWithRunbook, listBatches, listEvents, listMembers, type Db } from "@matoolkit/db";
-import { batchMachine, type BatchStatus } from "@matoolkit/domain";
-import { principalOf, requireRole } from "../auth/index.ts";
+import { batchMachine } from "@matoolkit/domain";
+import { z } from "zod";
 import { advanceBatchCommand } from "../commands/advance-batch.ts";
 import { cancelBatchCommand } from "../commands/cancel-batch.ts";
 import { createManualBatchCommand } from "../commands/create-manual-batch.ts";
-import { badRequest, notFound } from "../http/api-error.ts";
-import { optionalString, optionalWholeNumber, pagination, positiveIntParam } from "../http/params.ts";
+import { notFound } from "../http/api-error.ts";
+import { nonEmptyText, oneOf, pageQuery, positiveId, wholeNumber } from "../http/params.ts";
+import { defineOperation } from "../openapi/operation.ts";
 import { batchDetail, executionsWithRollbacks, phasesWithCounts } from "../read-models/batch-read-models.ts";
+import {
+  advanceResultSchema,
+  batchDetailSchema,
+  batchExecutionsSchema,
+  batchListItemSchema,
+  batchMemberSchema,
+  cancelResultSchema,
+  createdBatchSchema,
+  eventPageSchema,
+  phaseExecutionSchema,
+} from "../read-models/batch-schemas.ts";
 
-export function batchRoutes(db: Db): Router {
-  const router = Router();
+const batchId = z.object({ id: positiveId.meta({ description: "Batch id" }) });
+const csvBody = z.string().refine((text) => text.trim() !== "", "the CSV is empty");
 
-  // POST /api/batches?runbook=<name> with the CSV as the body (Content-Type: text/csv).
-  router.post(
-    "/",
-    requireRole("Admin"),
-    express.text({ type: ["text/csv", "text/plain"], limit: "50mb" }),
-    async (req, res) => {
-      const runbookName = optionalString(req, "runbook");
-      if (runbookName === undefined)
-        throw badRequest("query parameter 'runbook' (the runbook name) is required");
-      if (typeof req.body !== "string" || req.body.trim() === "") {
-        throw badRequest("send the members as a CSV body with Content-Type: text/csv");
-      }
-      const { batch, memberCount } = await createManualBatchCommand(db, {
-        runbookName,
-        csv: req.body,
-        createdBy: principalOf(res).identity,
-      });
-      res.status(201).json({ ...batch, runbookName, memberCount });
+/** 000 "Admin API Internals": manual batches, their control, and what every batch did. */
+export const batchOperations = [
+  defineOperation({
+    method: "post",
+    path: "/api/batches",
+    operationId: "createBatch",
+    tag: "batches",
+    summary: "Create a manual batch from a CSV of members",
+    description:
+      "The batch starts `detected` with its members and phases (no due times); advance it with " +
+      "POST /api/batches/{id}/advance. CSV problems are listed with their line, never their values.",
+    access: "Admin",
+    query: z.object({ runbook: nonEmptyText.meta({ description: "The runbook name" }) }),
+    body: {
+      content: { "text/csv": csvBody, "text/plain": csvBody },
+      limit: "50mb",
+      invalid: "send the members as a CSV body with Content-Type: text/csv",
+      description: "A header row with the runbook's columns, then one member per line",
     },
-  );
+    errors: ["resource.not_found", ["member_data.invalid", 400]],
+    responses: { 201: { description: "The new batch", schema: createdBatchSchema } },
+  }).handle(async ({ query, body, principal, deps }) => {
+    const { batch, memberCount } = await createManualBatchCommand(deps.db, {
+      runbookName: query.runbook,
+      csv: body,
+      createdBy: principal.identity,
+    });
+    return { status: 201, body: { ...batch, runbookName: query.runbook, memberCount } };
+  }),
 
-  router.post("/:id/advance", requireRole("Admin"), async (req, res) => {
-    res.status(202).json(await advanceBatchCommand(db, positiveIntParam(req, "id")));
-  });
+  defineOperation({
+    method: "post",
+    path: "/api/batches/{id}/advance",
+    operationId: "advanceBatch",
+    tag: "batches",
+    summary: "Advance a manual batch: dispatch its init steps, else its next phase",
+    access: "Admin",
+    params: batchId,
+    errors: ["resource.not_found", "state.conflict"],
+    responses: { 202: { description: "Dispatched", schema: advanceResultSchema } },
+  }).handle(async ({ params, deps }) => ({
+    status: 202,
+    body: await advanceBatchCommand(deps.db, params.id),
+  })),
 
-  router.post("/:id/cancel", requireRole("Admin"), async (req, res) => {
-    res.json(await cancelBatchCommand(db, positiveIntParam(req, "id")));
-  });
+  defineOperation({
+    method: "post",
+    path: "/api/batches/{id}/cancel",
+    operationId: "cancelBatch",
+    tag: "batches",
+    summary: "Cancel a running batch with its open phases and steps",
+    access: "Admin",
+    params: batchId,
+    errors: ["resource.not_found", "state.conflict"],
+    responses: { 200: { description: "Cancelled", schema: cancelResultSchema } },
+  }).handle(async ({ params, deps }) => ({
+    status: 200,
+    body: await cancelBatchCommand(deps.db, params.id),
+  })),
 
-  router.get("/", async (req, res) => {
-    const status = optionalString(req, "status");
-    if (status !== undefined && !batchMachine.isState(status)) {
-      throw badRequest(`'status' must be one of ${batchMachine.states.join(", ")}`);
-    }
-    const runbookName = optionalString(req, "runbook");
-    res.json(
-      await listBatches(db, { ...pagination(req), status: status as BatchStatus | undefined, runbookName }),
-    );
-  });
+  defineOperation({
+    method: "get",
+    path: "/api/batches",
+    operationId: "listBatches",
+    tag: "batches",
+    summary: "List batches, newest first",
+    access: "read",
+    query: z.object({
+      status: oneOf(batchMachine.states).optional(),
+      runbook: nonEmptyText.optional().meta({ description: "Only this runbook's batches" }),
+      ...pageQuery({ limit: 100, max: 1000 }),
+    }),
+    responses: { 200: { description: "A page of batches", schema: z.array(batchListItemSchema) } },
+  }).handle(async ({ query, deps }) => ({
+    status: 200,
+    body: await listBatches(deps.db, {
+      status: query.status,
+      runbookName: query.runbook,
+      limit: query.limit,
+      offset: query.offset,
+    }),
+  })),
 
-  router.get("/:id", async (req, res) => {
-    const batch = await loadBatch(db, positiveIntParam(req, "id"));
-    res.json(await batchDetail(db, batch));
-  });
+  defineOperation({
+    method: "get",
+    path: "/api/batches/{id}",
+    operationId: "getBatch",
+    tag: "batches",
+    summary: "Get a batch with member counts by status and a summary of each phase",
+    access: "read",
+    params: batchId,
+    errors: ["resource.not_found"],
+    responses: { 200: { description: "The batch, without its runbook YAML", schema: batchDetailSchema } },
+  }).handle(async ({ params, deps }) => ({
+    status: 200,
+    body: await batchDetail(deps.db, await loadBatch(deps.db, params.id)),
+  })),
 
-  router.get("/:id/members", async (req, res) => {
-    const batch = await loadBatch(db, positiveIntParam(req, "id"));
-    res.json(await listMembers(db, batch.id));
-  });
+  defineOperation({
+    method: "get",
+    path: "/api/batches/{id}/members",
+    operationId: "listBatchMembers",
+    tag: "batches",
+    summary: "List a batch's members with their data",
+    access: "read",
+    params: batchId,
+    errors: ["resource.not_found"],
+    responses: { 200: { description: "Every member", schema: z.array(batchMemberSchema) } },
+  }).handle(async ({ params, deps }) => {
+    const batch = await loadBatch(deps.db, params.id);
+    return { status: 200, body: await listMembers(deps.db, batch.id) };
+  }),
 
-  router.get("/:id/phases", async (req, res) => {
-    const batch = await loadBatch(db, positiveIntParam(req, "id"));
-    res.json(await phasesWithCounts(db, batch.id));
-  });
+  defineOperation({
+    method: "get",
+    path: "/api/batches/{id}/phases",
+    operationId: "listBatchPhases",
+    tag: "batches",
+    summary: "List a batch's phase executions in runbook order, with member counts",
+    access: "read",
+    params: batchId,
+    errors: ["resource.not_found"],
+    responses: { 200: { description: "Every phase execution", schema: z.array(phaseExecutionSchema) } },
+  }).handle(async ({ params, deps }) => {
+    const batch = await loadBatch(deps.db, params.id);
+    return { status: 200, body: await phasesWithCounts(deps.db, batch.id) };
+  }),
 
   // Init executions first (they run before any phase), then the page of step executions.
-  router.get("/:id/steps", async (req, res) => {
-    const batch = await loadBatch(db, positiveIntParam(req, "id"));
-    res.json(await executionsWithRollbacks(db, batch.id, pagination(req, { limit: 500, max: 5000 })));
-  });
+  defineOperation({
+    method: "get",
+    path: "/api/batches/{id}/steps",
+    operationId: "listBatchSteps",
+    tag: "batches",
+    summary: "List a batch's init executions and a page of its step executions",
+    access: "read",
+    params: batchId,
+    query: z.object(pageQuery({ limit: 500, max: 5000 })),
+    errors: ["resource.not_found"],
+    responses: { 200: { description: "Executions with their rollbacks", schema: batchExecutionsSchema } },
+  }).handle(async ({ params, query, deps }) => {
+    const batch = await loadBatch(deps.db, params.id);
+    return { status: 200, body: await executionsWithRollbacks(deps.db, batch.id, query) };
+  }),
 
   // The batch's timeline, oldest first; a client pages (or polls) with the last id it has seen.
-  router.get("/:id/events", async (req, res) => {
-    const batch = await loadBatch(db, positiveIntParam(req, "id"));
-    const afterId = optionalWholeNumber(req, "afterId");
-    const limit = optionalWholeNumber(req, "limit") ?? 100;
-    if (limit < 1 || limit > 1000) throw badRequest("'limit' must be between 1 and 1000");
+  defineOperation({
+    method: "get",
+    path: "/api/batches/{id}/events",
+    operationId: "listBatchEvents",
+    tag: "batches",
+    summary: "Page through a batch's status changes, oldest first",
+    access: "read",
+    params: batchId,
+    query: z.object({
+      afterId: wholeNumber(0, Number.MAX_SAFE_INTEGER)
+        .optional()
+        .meta({ description: "The last event id already seen" }),
+      limit: wholeNumber(1, 1000).default(100).meta({ description: "How many to return" }),
+    }),
+    errors: ["resource.not_found"],
+    responses: { 200: { description: "A page of events", schema: eventPageSchema } },
+  }).handle(async ({ params, query, deps }) => {
+    const batch = await loadBatch(deps.db, params.id);
     // One more than asked tells whether another page follows without a count query.
-    const rows = await listEvents(db, batch.id, { afterId, limit: limit + 1 });
-    const items = rows.slice(0, limit);
-    res.json({ items, nextAfterId: rows.length > limit ? (items.at(-1)?.id ?? null) : null });
-  });
-
-  return router;
-}
+    const rows = await listEvents(deps.db, batch.id, { afterId: query.afterId, limit: query.limit + 1 });
+    const items = rows.slice(0, query.limit);
+    const nextAfterId = rows.length > query.limit ? (items.at(-1)?.id ?? null) : null;
+    return { status: 200, body: { items, nextAfterId } };
+  }),
+];
 
 async function loadBatch(db: Db, id: number) {
   const batch = await getBatchWithRunbook(db, id);

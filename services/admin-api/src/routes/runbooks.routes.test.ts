@@ -74,9 +74,9 @@ describe("POST /api/runbooks", () => {
   it("rejects a JSON name that differs from the YAML's name, storing nothing", async () => {
     const response = await publishJson({ name: "other", yaml: testRunbookYaml({ name: "mismatch" }) });
     expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe("validation.invalid_input");
-    expect(response.body.error.message).toContain("'other'");
-    expect(response.body.error.message).toContain("'mismatch'");
+    expect(response.body.code).toBe("validation.invalid_input");
+    expect(response.body.detail).toContain("'other'");
+    expect(response.body.detail).toContain("'mismatch'");
     expect((await harness.request("GET", "/runbooks/mismatch/versions")).status).toBe(404);
   });
 
@@ -87,15 +87,15 @@ describe("POST /api/runbooks", () => {
   ])("answers %s with 400 saying what to send", async (_what, options) => {
     const response = await harness.request("POST", "/runbooks", options);
     expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe("validation.invalid_input");
-    expect(response.body.error.message).toMatch(/runbook YAML as the body.*application\/yaml/);
-    expect(response.body.error.message).toContain("JSON { yaml");
+    expect(response.body.code).toBe("validation.invalid_input");
+    expect(response.body.detail).toMatch(/runbook YAML as the body.*application\/yaml/);
+    expect(response.body.detail).toContain("JSON { yaml");
   });
 
   it("rejects an unknown overdueBehavior, naming the field", async () => {
     const response = await publishJson({ yaml: testRunbookYaml({ name: "bad-opt" }), overdueBehavior: "x" });
     expect(response.status).toBe(400);
-    expect(response.body.error.details.problems[0].path).toBe("overdueBehavior");
+    expect(response.body.problems[0].path).toBe("overdueBehavior");
   });
   it("rejects a misspelt option instead of publishing with the default", async () => {
     const response = await publishJson({
@@ -103,7 +103,7 @@ describe("POST /api/runbooks", () => {
       overdue_behavior: "ignore",
     });
     expect(response.status).toBe(400);
-    expect(JSON.stringify(response.body.error.details.problems)).toContain("overdue_behavior");
+    expect(JSON.stringify(response.body.problems)).toContain("overdue_behavior");
     expect((await harness.request("GET", "/runbooks/typo")).status).toBe(404);
   });
 });
@@ -125,7 +125,7 @@ describe("GET /api/runbooks", () => {
     for (const path of ["/runbooks/nope", "/runbooks/nope/versions", "/runbooks/nope/versions/1"]) {
       const response = await harness.request("GET", path, { token: harness.readerToken });
       expect(response.status, path).toBe(404);
-      expect(response.body.error.code, path).toBe("resource.not_found");
+      expect(response.body.code, path).toBe("resource.not_found");
     }
   });
 
@@ -133,15 +133,15 @@ describe("GET /api/runbooks", () => {
     await publishYaml(testRunbookYaml({ name: "one-version" }));
     const response = await harness.request("GET", "/runbooks/one-version/versions/2");
     expect(response.status).toBe(404);
-    expect(response.body.error.code).toBe("resource.not_found");
+    expect(response.body.code).toBe("resource.not_found");
   });
 
   it.each(["abc", "0", "-1", "1.5", "2147483648"])("answers version '%s' with 400", async (version) => {
     await publishYaml(testRunbookYaml({ name: "versioned" }));
     const response = await harness.request("GET", `/runbooks/versioned/versions/${version}`);
     expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe("validation.invalid_input");
-    expect(response.body.error.message).toContain("'version'");
+    expect(response.body.code).toBe("validation.invalid_input");
+    expect(response.body.detail).toContain("'version'");
   });
 });
 

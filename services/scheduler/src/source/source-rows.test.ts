@@ -91,4 +91,24 @@ describe("toSourceRows", () => {
     expect(error.message).toMatch(/^row 1: column "Licenses" is not valid json_array/);
     expect(error.message).not.toContain(email);
   });
+
+  it("names the row and column of a NUL or a lone surrogate, never the value (PostgreSQL cannot store them)", () => {
+    const good = { UserPrincipalName: email, MigrationDate: "2030-06-10T09:00:00Z" };
+    expect(failure([good, { ...good, UserPrincipalName: "b@x", Title: "sec\u0000ret" }]).message).toBe(
+      'row 2: column "Title" contains a NUL character or an unpaired surrogate, which cannot be stored',
+    );
+    expect(failure([{ ...good, Notes: { nested: ["sec\ud800ret"] } }]).message).toBe(
+      'row 1: column "Notes" contains a NUL character or an unpaired surrogate, which cannot be stored',
+    );
+    expect(failure([{ ...good, "a\u0000b": "x" }]).message).toBe(
+      "row 1: a column name contains a NUL character or an unpaired surrogate",
+    );
+  });
+
+  it("refuses a primary key longer than 512 characters (PostgreSQL cannot index it)", () => {
+    const row = { UserPrincipalName: "x".repeat(513), MigrationDate: "2030-06-10T09:00:00Z" };
+    expect(failure([row]).message).toBe(
+      'row 1: primary key column "UserPrincipalName" is longer than 512 characters',
+    );
+  });
 });

@@ -34,6 +34,7 @@ export function createSourceRowReader(
   const firstRowOfKey = new Map<string, number>();
   return (row, index) => {
     const rowNumber = index + 1;
+    rejectUnstorableText(row, rowNumber);
     const memberKey = primaryKeyOf(row, source.primaryKey, rowNumber);
     const earlier = firstRowOfKey.get(memberKey);
     if (earlier !== undefined) {
@@ -53,12 +54,50 @@ export function toSourceRows(rows: readonly SourceRow[], source: DataSourceConfi
   return rows.map(createSourceRowReader(source));
 }
 
+// NUL, or a UTF-16 surrogate without its pair: PostgreSQL's text and jsonb refuse both, which
+// would fail the tick's transaction with a driver error instead of naming the row.
+const unstorable = /\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function hasUnstorableText(value: unknown, depth = 0): boolean {
+  if (typeof value === "string") return unstorable.test(value);
+  if (depth > 64 || typeof value !== "object" || value === null || value instanceof Date) return false;
+  if (Array.isArray(value)) return value.some((item) => hasUnstorableText(item, depth + 1));
+  return Object.entries(value).some(
+    ([key, item]) => unstorable.test(key) || hasUnstorableText(item, depth + 1),
+  );
+}
+
+function rejectUnstorableText(row: SourceRow, rowNumber: number): void {
+  for (const [column, value] of Object.entries(row)) {
+    if (unstorable.test(column)) {
+      throw new SourceRowError(
+        `row ${rowNumber}: a column name contains a NUL character or an unpaired surrogate`,
+      );
+    }
+    if (hasUnstorableText(value)) {
+      throw new SourceRowError(
+        `row ${rowNumber}: column "${column}" contains a NUL character or an unpaired surrogate, which cannot be stored`,
+      );
+    }
+  }
+}
+
+/** Member keys are indexed; PostgreSQL refuses an index entry over ~2.7 kB (4 bytes × 512 fits). */
+const maxMemberKeyLength = 512;
+
 function primaryKeyOf(row: SourceRow, column: string, rowNumber: number): string {
   const value = row[column];
   if (value === null || value === undefined || (typeof value === "string" && value.trim() === "")) {
     throw new SourceRowError(`row ${rowNumber}: primary key column "${column}" is empty or missing`);
   }
-  if (typeof value === "string") return value;
+  if (typeof value === "string") {
+    if (value.length > maxMemberKeyLength) {
+      throw new SourceRowError(
+        `row ${rowNumber}: primary key column "${column}" is longer than ${maxMemberKeyLength} characters`,
+      );
+    }
+    return value;
+  }
   if (typeof value === "number" || typeof value === "bigint") return String(value);
   throw new SourceRowError(`row ${rowNumber}: primary key column "${column}" is not text or a number`);
 }

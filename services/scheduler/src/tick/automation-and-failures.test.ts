@@ -1,4 +1,5 @@
-import { getActiveRunbook, setAutomationEnabled } from "@matoolkit/db";
+import { createDataSourceClient } from "@matoolkit/datasources";
+import { deactivateRunbookVersion, getActiveRunbook, setAutomationEnabled } from "@matoolkit/db";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   at,
@@ -12,6 +13,7 @@ import {
   writeCsv,
   type SchedulerHarness,
 } from "../test-support.ts";
+import { processRunbook } from "./process-runbook.ts";
 
 /**
  * 000 runbook_automation_settings ("disabling automation only stops new batch creation") and
@@ -191,5 +193,28 @@ describe("failures stay with their runbook", () => {
       "datasource.failed: csv source: file not found: nowhere.csv",
     );
     expect((await getActiveRunbook(db, "no-env"))?.lastError).toContain("environment variable UNSET_DB_URL");
+  });
+});
+
+describe("a runbook deactivated while a tick runs", () => {
+  it("gets no batch from a tick that read it as active just before the deactivation", async () => {
+    const { db, csvDir } = harness;
+    await writeCsv(csvDir, "late.csv", ["UserPrincipalName,MigrationDate", `alex@contoso.test,${T1}`]);
+    const stale = await publish(db, { name: "deactivated-mid-tick", source: { csvPath: "late.csv" } });
+    // The operator's DELETE …/versions/1 commits between the tick's read and its sync.
+    await deactivateRunbookVersion(db, stale.id);
+
+    const result = await processRunbook(
+      {
+        db,
+        dataSources: createDataSourceClient({ env: {}, baseDir: csvDir }),
+        lifecycle: { batchCreated: async () => undefined, phasesChanged: async () => undefined },
+      },
+      stale,
+      now,
+    );
+    expect(result.createdBatchIds).toEqual([]);
+    expect(await batchesOf(db, "deactivated-mid-tick")).toEqual([]);
+    expect(await takeOutbox(db)).toEqual([]);
   });
 });

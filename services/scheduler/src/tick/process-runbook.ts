@@ -3,7 +3,8 @@ import { parseRunbookOrThrow } from "@matoolkit/domain";
 import type { DataSourceClient } from "@matoolkit/datasources";
 import type { BatchLifecycle } from "../batch-lifecycle.ts";
 import { dispatchDuePhases } from "./dispatch-due-phases.ts";
-import { syncBatches } from "./sync-batches.ts";
+import { openSourceStream } from "./source-stream.ts";
+import { nothingSynced, syncBatches, type SyncResult } from "./sync-batches.ts";
 import { transitionVersions } from "./transition-versions.ts";
 
 export interface RunbookTickDeps {
@@ -29,7 +30,8 @@ export interface RunbookTickResult {
 
 /**
  * 000 "Timer Lifecycle" step 2 for one active runbook: query, sync members and batches, version
- * transitions, due phases. Automation off (or never switched on, the 000 default) stops only
+ * transitions, due phases. The source's rows stream into the sync transaction as they arrive,
+ * so a result of any size is staged without being held whole. Automation off (or never switched on, the 000 default) stops only
  * new batches: in-flight ones are still synced, transitioned and progressed. A failure (YAML,
  * source, a bad row) stops the runbook's tick before the step it hits writes anything; a failing
  * source therefore also holds back that runbook's due phases until the next tick, so a member
@@ -48,8 +50,13 @@ export async function processRunbook(
     return { ...nothingDone, automationEnabled, sourceQueried: false };
   }
 
-  const rows = await deps.dataSources.query(definition.dataSource);
-  const sync = await syncBatches(deps.db, runbook, rows, { automationEnabled, now });
+  const source = await openSourceStream(deps.dataSources.rows(definition.dataSource));
+  let sync: SyncResult;
+  try {
+    sync = await syncBatches(deps.db, runbook, source.rows, { automationEnabled, now });
+  } finally {
+    await source.close();
+  }
   for (const batchId of sync.createdBatchIds) await deps.lifecycle.batchCreated(batchId);
   // After the sync (which may fail on a bad row) and before phase timing, so that rerun's
   // past-due phases go out in this tick. New batches already run the active version.
@@ -59,12 +66,7 @@ export async function processRunbook(
 }
 
 const nothingDone: Omit<RunbookTickResult, "automationEnabled" | "sourceQueried"> = {
-  sourceRows: 0,
-  createdBatchIds: [],
-  groupsNotCreated: 0,
-  membersAdded: 0,
-  membersRemoved: 0,
-  membersRefreshed: 0,
+  ...nothingSynced,
   transitionedBatchIds: [],
   dispatchedPhaseIds: [],
 };

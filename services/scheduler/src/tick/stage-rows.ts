@@ -23,14 +23,14 @@ export interface StagedRows {
  * the batch the key is already active in, otherwise the batch starting at now rounded to 5
  * minutes. Rows left without a batch form the new batches.
  *
- * `rows` is consumed: each row is released once staged, so a 100,000-row result is not held
- * twice (raw and serialised) while the diff runs.
+ * `rows` is pulled as staging goes (a data source's stream): a 100,000-row result is never held
+ * whole, and a source failing mid-stream throws out of the caller's transaction.
  */
 export async function stageRows(
   trx: Db,
   runbookName: string,
   source: DataSourceConfig,
-  rows: (SourceRow | undefined)[],
+  rows: Iterable<SourceRow> | AsyncIterable<SourceRow>,
   now: Date,
 ): Promise<StagedRows> {
   const existing = await listAutomatedBatchStarts(trx, runbookName);
@@ -38,7 +38,7 @@ export async function stageRows(
   const byStart = batchesByStartTime(existing, { inFlightOnly: false });
   const count = await stageSourceRows(
     trx,
-    consume(rows, createSourceRowReader(source), immediate ? undefined : byStart),
+    readEach(rows, createSourceRowReader(source), immediate ? undefined : byStart),
   );
   if (!immediate) return { count, rowsInManualBatches: 0 };
   const rowsInManualBatches = await assignStagedRowsByMembership(trx, runbookName);
@@ -49,18 +49,15 @@ export async function stageRows(
   return { count, rowsInManualBatches };
 }
 
-function* consume(
-  rows: (SourceRow | undefined)[],
+async function* readEach(
+  rows: Iterable<SourceRow> | AsyncIterable<SourceRow>,
   read: (row: SourceRow, index: number) => StagedSourceRow,
   byStart: Map<number, number> | undefined,
-): Generator<StagedSourceRow> {
-  for (let index = 0; index < rows.length; index++) {
-    const row = rows[index];
-    if (row === undefined) continue;
-    rows[index] = undefined;
-    const staged = read(row, index);
+): AsyncGenerator<StagedSourceRow> {
+  let index = 0;
+  for await (const row of rows) {
+    const staged = read(row, index++);
     const batchId = staged.batchStart === null ? null : (byStart?.get(staged.batchStart.getTime()) ?? null);
     yield { ...staged, batchId };
   }
-  rows.length = 0;
 }

@@ -1,5 +1,6 @@
 import {
   enqueueOutbox,
+  holdRunbookVersionIfActive,
   insertMembersNewToBatches,
   listInFlightAutomatedBatches,
   listUnassignedGroups,
@@ -38,12 +39,14 @@ const OUTBOX_CHUNK = 1000;
 export async function syncBatches(
   db: Db,
   runbook: { readonly row: Runbook; readonly definition: RunbookDefinition },
-  /** Consumed (released row by row as it is staged). */
-  rows: (SourceRow | undefined)[],
+  /** Pulled as it is staged (the data source's stream); an error it throws rolls everything back. */
+  rows: AsyncIterable<SourceRow> | Iterable<SourceRow>,
   options: { readonly automationEnabled: boolean; readonly now: Date },
 ): Promise<SyncResult> {
   const { now } = options;
   return db.transaction().execute(async (trx) => {
+    // Deactivated since the tick read it: nothing to sync (the caller closes the source).
+    if (!(await holdRunbookVersionIfActive(trx, runbook.row.id))) return nothingSynced;
     const inFlightIds = (await listInFlightAutomatedBatches(trx, runbook.row.name)).map((batch) => batch.id);
     const staged = await stageRows(trx, runbook.row.name, runbook.definition.dataSource, rows, now);
 
@@ -85,3 +88,13 @@ export async function syncBatches(
     };
   });
 }
+
+/** A sync that read nothing and changed nothing (also process-runbook's base when skipped). */
+export const nothingSynced: SyncResult = {
+  sourceRows: 0,
+  createdBatchIds: [],
+  groupsNotCreated: 0,
+  membersAdded: 0,
+  membersRemoved: 0,
+  membersRefreshed: 0,
+};

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { MatoolkitError, reasonCodes } from "@matoolkit/domain";
 import { abortableDelay } from "../abortable-delay.ts";
 import { parseFunctionParams } from "./parse-function-params.ts";
-import type { FunctionModule, WorkerFunctionContext } from "./worker-function.ts";
+import { safeToRepeat, type FunctionModule, type WorkerFunctionContext } from "./worker-function.ts";
 
 /**
  * Built-in functions for tests and demos, named like PowerShell cmdlets so runbooks read the same
@@ -11,7 +11,8 @@ import type { FunctionModule, WorkerFunctionContext } from "./worker-function.ts
  *
  * Test-Flaky and Test-Poll count calls in this worker process's memory, keyed by the `Key`
  * parameter or by default by the step (orchestrator retries and poll re-dispatches arrive as new
- * jobs for the same step). A restart forgets the counts, which is what a demo wants.
+ * jobs for the same step). A restart forgets the counts, which is what a demo wants. Echo, Sleep and
+ * Fail are safe to repeat; Flaky and Poll are not (each call counts).
  */
 export function createDiagnosticFunctions(): FunctionModule {
   const flakyCalls = new Map<string, number>();
@@ -19,21 +20,21 @@ export function createDiagnosticFunctions(): FunctionModule {
 
   return {
     /** Returns its parameters unchanged as `data`. */
-    "Test-Echo": async (params) => ({ complete: true, data: params }),
+    "Test-Echo": safeToRepeat(async (params) => ({ complete: true, data: params })),
 
     /** Waits `Seconds` (fractions allowed), stopping early when the job is aborted. */
-    "Test-Sleep": async (params, context) => {
+    "Test-Sleep": safeToRepeat(async (params, context) => {
       const { Seconds } = parseFunctionParams("Test-Sleep", sleepParams, params);
       await abortableDelay(Seconds * 1000, context.signal);
       return { complete: true, data: { SleptSeconds: Seconds } };
-    },
+    }),
 
     /** Always fails with `Message`; `Throttled: true` makes it a throttling failure. */
-    "Test-Fail": async (params) => {
+    "Test-Fail": safeToRepeat(async (params) => {
       const { Message, Throttled } = parseFunctionParams("Test-Fail", failParams, params);
       if (Throttled) throw new MatoolkitError(reasonCodes.workerThrottled, Message);
       throw new Error(Message);
-    },
+    }),
 
     /** Fails the first `FailTimes` calls for the same key, then succeeds. */
     "Test-Flaky": async (params, context) => {

@@ -5,6 +5,8 @@ export interface FunctionRegistry {
   resolve(name: string): WorkerFunction | undefined;
   /** Registered names, sorted, in their declared casing (safe to show: they are not PII). */
   names(): readonly string[];
+  /** Whether the function declares itself safe to run again after a cut-off run (false when unknown). */
+  isSafeToRepeat(name: string): boolean;
 }
 
 /**
@@ -29,5 +31,6 @@ export function createFunctionRegistry(...modules: readonly FunctionModule[]): F
   return {
     resolve: (name) => byKey.get(name.toLowerCase())?.fn,
     names: () => names,
+    isSafeToRepeat: (name) => byKey.get(name.toLowerCase())?.fn.safeToRepeat === true,
   };
 }

@@ -24,10 +24,29 @@ export interface WorkerFunctionContext {
   readonly tenant: TenantClients;
 }
 
-export type WorkerFunction = (
+export type WorkerFunction = ((
   params: Record<string, unknown>,
   context: WorkerFunctionContext,
-) => Promise<unknown>;
+) => Promise<unknown>) &
+  WorkerFunctionTraits;
+
+/** What a function declares about itself, read by the worker (not by the function). */
+export interface WorkerFunctionTraits {
+  /**
+   * True: running it again for the same job is harmless, even when an earlier run was cut off
+   * anywhere (its worker killed): it only reads, or it reads before it writes and writes only
+   * what differs. A job whose worker died is then simply run again by the next worker; without
+   * the declaration that job fails as `worker.lost` and its step follows the runbook's retry
+   * policy. Never declare it for a function that sends something (an invitation email) or creates
+   * something a second run could create again. Custom functions may set it too.
+   */
+  readonly safeToRepeat?: boolean;
+}
+
+/** Marks `fn` safe to repeat (see WorkerFunctionTraits.safeToRepeat); returns the same function. */
+export function safeToRepeat(fn: WorkerFunction): WorkerFunction {
+  return Object.assign(fn, { safeToRepeat: true });
+}
 
 /**
  * A named group of functions (diagnostics, the Entra and Exchange standard library, custom

@@ -8,6 +8,7 @@ import { ClientCertificateCredential, type TokenCredential } from "@azure/identi
 import forge from "node-forge";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MatoolkitError, NonRetriableError, reasonCodes } from "@matoolkit/domain";
+import { createAzureCredential, type AzureCredentialPlan } from "@matoolkit/platform";
 import {
   createTenantCredential,
   guardCredential,
@@ -16,10 +17,11 @@ import {
   readKeyVaultCertificate,
   staticTokenCredential,
 } from "./credentials.ts";
-import { SecretValue, type EntraTenantConfig } from "./tenant-config.ts";
+import { SecretValue, tenantConfigFromEnv, type EntraTenantConfig } from "./tenant-config.ts";
 
 const tenantId = "72f988bf-86f1-41af-91ab-2d7cd011db47";
 const clientId = "0f3c1d2e-1111-4222-8333-944455556666";
+const uamiId = "11111111-2222-4333-8444-555566667777";
 const pfxPassword = "Pfx-P@ssw0rd-42";
 
 interface Issued {
@@ -307,11 +309,46 @@ describe("certificate from Key Vault", () => {
         mode: "entra",
         tenantId,
         clientId,
-        auth: { kind: "key-vault-certificate", keyVaultUrl: vaultUrl, certificateName: "pfx-cert" },
+        auth: {
+          kind: "key-vault-certificate",
+          keyVaultUrl: vaultUrl,
+          certificateName: "pfx-cert",
+          identity: { kind: "managed-identity" },
+        },
       },
       standIn,
     );
     expect(credential.getToken).toBeTypeOf("function");
+  });
+
+  it("reads the vault as the worker's own identity, chosen by the shared policy", async () => {
+    requests.length = 0;
+    tokenRequests.length = 0;
+    // ACA with a user-assigned identity: the plan comes from the environment, as at start-up.
+    const config = tenantConfigFromEnv({
+      MATOOLKIT_TENANT: "entra",
+      MATOOLKIT_TENANT_ID: tenantId,
+      MATOOLKIT_CLIENT_ID: clientId,
+      MATOOLKIT_TENANT_AUTH: "key-vault-certificate",
+      MATOOLKIT_KEY_VAULT_URL: "https://matoolkit-kv.vault.azure.net",
+      MATOOLKIT_KEY_VAULT_CERTIFICATE_NAME: "pem-cert",
+      MATOOLKIT_MANAGED_IDENTITY_CLIENT_ID: uamiId,
+      IDENTITY_ENDPOINT: "http://localhost:42356/msi/token",
+    }) as EntraTenantConfig;
+    const plans: AzureCredentialPlan[] = [];
+    await createTenantCredential(
+      // The stand-in vault instead of the configured one (plain http on loopback).
+      { ...config, auth: { ...config.auth, keyVaultUrl: vaultUrl } as EntraTenantConfig["auth"] },
+      {
+        keyVaultClientOptions: standIn.keyVaultClientOptions,
+        azureCredential: async (plan) => {
+          plans.push(plan);
+          return vaultIdentity;
+        },
+      },
+    );
+    expect(plans).toEqual([{ kind: "managed-identity", clientId: uamiId }]);
+    expect(requests.at(-1)?.authorization).toBe("Bearer vault-token");
   });
 
   it("asks the SecretClient for the configured name, and names the variable when it is absent", async () => {
@@ -359,6 +396,54 @@ describe("certificate from Key Vault", () => {
     expect(() => pemFromKeyVaultSecret("bm90IGEgcGZ4", "application/x-pkcs12", "KV x")).toThrow(
       /KV x: neither/,
     );
+  });
+});
+
+describe("the worker's own identity (managed-identity auth)", () => {
+  const entra = {
+    MATOOLKIT_TENANT: "entra",
+    MATOOLKIT_TENANT_ID: tenantId,
+    MATOOLKIT_CLIENT_ID: clientId,
+    MATOOLKIT_TENANT_AUTH: "managed-identity",
+  };
+
+  /** The credential class createTenantCredential builds for this environment (no token is asked). */
+  async function classFor(env: Record<string, string>): Promise<{ name: string; clientId?: string }> {
+    const built: TokenCredential[] = [];
+    await createTenantCredential(tenantConfigFromEnv({ ...entra, ...env }) as EntraTenantConfig, {
+      azureCredential: async (plan) => {
+        const credential = await createAzureCredential(plan);
+        built.push(credential);
+        return credential;
+      },
+    });
+    expect(built).toHaveLength(1);
+    const [credential] = built;
+    return { name: credential!.constructor.name, clientId: (credential as { clientId?: string }).clientId };
+  }
+
+  it("is the managed identity on ACA or App Service, user-assigned when one is named", async () => {
+    expect(await classFor({ IDENTITY_ENDPOINT: "http://localhost:42356/msi/token" })).toEqual({
+      name: "ManagedIdentityCredential",
+      clientId: undefined,
+    });
+    expect(await classFor({ MATOOLKIT_MANAGED_IDENTITY_CLIENT_ID: uamiId })).toEqual({
+      name: "ManagedIdentityCredential",
+      clientId: uamiId,
+    });
+  });
+
+  it("is workload identity on AKS, and the developer chain only where nothing says deployed", async () => {
+    const aks = {
+      AZURE_CLIENT_ID: uamiId,
+      AZURE_TENANT_ID: tenantId,
+      AZURE_FEDERATED_TOKEN_FILE: "/var/run/secrets/azure/tokens/azure-identity-token",
+    };
+    expect((await classFor(aks)).name).toBe("WorkloadIdentityCredential");
+    expect((await classFor({})).name).toBe("DefaultAzureCredential");
+    expect(
+      (await classFor({ IDENTITY_ENDPOINT: "http://x", MATOOLKIT_AZURE_CREDENTIAL: "development" })).name,
+    ).toBe("DefaultAzureCredential");
   });
 });
 

@@ -3,8 +3,6 @@ import { readFile } from "node:fs/promises";
 import {
   ClientCertificateCredential,
   ClientSecretCredential,
-  DefaultAzureCredential,
-  ManagedIdentityCredential,
   type AccessToken,
   type GetTokenOptions,
   type TokenCredential,
@@ -12,6 +10,11 @@ import {
 import { SecretClient, type SecretClientOptions } from "@azure/keyvault-secrets";
 import forge from "node-forge";
 import { MatoolkitError, NonRetriableError, reasonCodes, sanitizeErrorMessage } from "@matoolkit/domain";
+import {
+  createAzureCredential,
+  describeAzureCredential,
+  type AzureCredentialPlan,
+} from "@matoolkit/platform";
 import { tenantEnvVariables as v, type EntraTenantConfig, type SecretValue } from "./tenant-config.ts";
 
 /**
@@ -209,19 +212,13 @@ export interface CredentialDeps {
   readonly keyVaultReader?: (vaultUrl: string, credential: TokenCredential) => KeyVaultSecretReader;
   /** Options for the default SecretClient (tests: a local stand-in over http). */
   readonly keyVaultClientOptions?: SecretClientOptions;
-  /** The identity that reads the vault; defaults as described in `keyVaultCredential`. */
+  /** The identity that reads the vault; default: the worker's own (`auth.identity`). */
   readonly keyVaultCredential?: TokenCredential;
-}
-
-/**
- * The identity that reads the vault: the user-assigned managed identity when
- * MATOOLKIT_MANAGED_IDENTITY_CLIENT_ID is set, else DefaultAzureCredential (the system-assigned
- * managed identity in Azure; environment, workload identity or `az login` elsewhere).
- */
-export function keyVaultCredential(managedIdentityClientId: string | undefined): TokenCredential {
-  return managedIdentityClientId === undefined
-    ? new DefaultAzureCredential()
-    : new ManagedIdentityCredential({ clientId: managedIdentityClientId });
+  /**
+   * Builds the worker's own identity from its plan (MATOOLKIT_AZURE_CREDENTIAL, see
+   * @matoolkit/platform): for reading the vault and for `managed-identity` auth. Tests observe it.
+   */
+  readonly azureCredential?: (plan: AzureCredentialPlan) => Promise<TokenCredential>;
 }
 
 /**
@@ -325,6 +322,7 @@ export async function createTenantCredential(
 ): Promise<TokenCredential> {
   const { tenantId, clientId, auth } = config;
   const label = `tenant ${tenantId} (${auth.kind})`;
+  const hostCredential = deps.azureCredential ?? createAzureCredential;
   switch (auth.kind) {
     case "certificate": {
       const certificate = await readClientCertificate(auth.certificatePath, auth.certificatePassword);
@@ -339,8 +337,8 @@ export async function createTenantCredential(
       const vaultCredential =
         deps.keyVaultCredential ??
         guardCredential(
-          keyVaultCredential(auth.managedIdentityClientId),
-          `the identity reading ${auth.keyVaultUrl}`,
+          await hostCredential(auth.identity),
+          `the identity reading ${auth.keyVaultUrl} (${describeAzureCredential(auth.identity)})`,
         );
       const certificate = await readKeyVaultCertificate(
         auth.keyVaultUrl,
@@ -357,13 +355,9 @@ export async function createTenantCredential(
     case "managed-identity":
       // The identity's token is for the tenant it lives in: valid only when the worker runs in
       // the target tenant's subscription (see README). `clientId` (the app registration) is not
-      // used: a managed identity is its own service principal.
-      return guardCredential(
-        auth.managedIdentityClientId === undefined
-          ? new ManagedIdentityCredential()
-          : new ManagedIdentityCredential({ clientId: auth.managedIdentityClientId }),
-        label,
-      );
+      // used: a managed identity is its own service principal. Which credential class stands for
+      // the identity (managed, workload, or a developer's) follows MATOOLKIT_AZURE_CREDENTIAL.
+      return guardCredential(await hostCredential(auth.identity), label);
     default: {
       const unreachable: never = auth;
       throw new Error(`Unknown auth kind ${JSON.stringify(unreachable)}`);

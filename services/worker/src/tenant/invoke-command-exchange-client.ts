@@ -1,5 +1,5 @@
 import type { TokenCredential } from "@azure/identity";
-import { MatoolkitError, NonRetriableError, reasonCodes } from "@matoolkit/domain";
+import { MatoolkitError, NonRetriableError, reasonCodes, withDeadline } from "@matoolkit/domain";
 import type { ExchangeClient, ExchangeCommandResult } from "./exchange-client.ts";
 import { exchangeErrorFromResponse } from "./exchange-error-mapping.ts";
 
@@ -68,8 +68,20 @@ export function createInvokeCommandExchangeClient(
       "X-AnchorMailbox": anchor,
       Prefer: "odata.maxpagesize=1000",
     };
+    return withDeadline(signal, requestTimeoutMs, (requestSignal) =>
+      postOnce(url, cmdlet, headers, body, signal, requestSignal),
+    );
+  };
+
+  const postOnce = async (
+    url: string,
+    cmdlet: string,
+    headers: Record<string, string>,
+    body: string,
+    signal: AbortSignal,
+    requestSignal: AbortSignal,
+  ): Promise<unknown> => {
     let response: Response;
-    const requestSignal = AbortSignal.any([signal, AbortSignal.timeout(requestTimeoutMs)]);
     try {
       response = await doFetch(url, { method: "POST", headers, body, signal: requestSignal });
     } catch (error) {
@@ -87,6 +99,7 @@ export function createInvokeCommandExchangeClient(
       );
     }
     const parsed = await readJson(response);
+    if (signal.aborted) throw signal.reason;
     if (!response.ok)
       throw exchangeErrorFromResponse(cmdlet, response.status, response.headers.get("retry-after"), parsed);
     if (parsed === undefined || typeof parsed !== "object" || parsed === null) {

@@ -1,7 +1,7 @@
 import type { TokenCredential } from "@azure/identity";
 import { Client, GraphError, HTTPMessageHandler, ResponseType } from "@microsoft/microsoft-graph-client";
 import type { Context, Middleware, MiddlewareOptions } from "@microsoft/microsoft-graph-client";
-import { MatoolkitError, NonRetriableError, reasonCodes } from "@matoolkit/domain";
+import { MatoolkitError, NonRetriableError, reasonCodes, withDeadline } from "@matoolkit/domain";
 import type { GraphClient, GraphRequest } from "./graph-client.ts";
 import { mapGraphError, operationName } from "./graph-error-mapping.ts";
 
@@ -43,28 +43,40 @@ export function createMsGraphClient(options: MsGraphClientOptions): GraphClient 
   const requestTimeoutMs = options.requestTimeoutMs ?? 100_000;
 
   return {
-    async request<T>(request: GraphRequest, signal: AbortSignal): Promise<T> {
-      const version = request.version ?? "v1.0";
-      const operation = operationName(request.method, version, request.path);
-      const scope = new RequestScope(signal);
-      let response: Response;
-      try {
-        let builder = client
-          .api(request.path)
-          .version(version)
-          .option("signal", AbortSignal.any([signal, AbortSignal.timeout(requestTimeoutMs)]))
-          .middlewareOptions([scope])
-          .responseType(ResponseType.RAW);
-        if (request.query !== undefined) builder = builder.query(encodeQuery(request.query));
-        if (request.headers !== undefined) builder = builder.headers({ ...request.headers });
-        response = (await send(builder, request)) as Response;
-      } catch (error) {
-        throw failure(error, scope, operation, signal);
-      }
-      if (response.ok) return (await readJson(response, signal)) as T;
-      throw mapGraphError(await errorFromResponse(response), operation);
+    request<T>(request: GraphRequest, signal: AbortSignal): Promise<T> {
+      // One deadline for the whole exchange, answer and body: a peer that accepts the connection
+      // and never answers (or stops mid-body) is given up on as transient graph.unavailable.
+      return withDeadline(signal, requestTimeoutMs, (requestSignal) =>
+        requestOnce<T>(request, signal, requestSignal),
+      );
     },
   };
+
+  async function requestOnce<T>(
+    request: GraphRequest,
+    signal: AbortSignal,
+    requestSignal: AbortSignal,
+  ): Promise<T> {
+    const version = request.version ?? "v1.0";
+    const operation = operationName(request.method, version, request.path);
+    const scope = new RequestScope(signal);
+    let response: Response;
+    try {
+      let builder = client
+        .api(request.path)
+        .version(version)
+        .option("signal", requestSignal)
+        .middlewareOptions([scope])
+        .responseType(ResponseType.RAW);
+      if (request.query !== undefined) builder = builder.query(encodeQuery(request.query));
+      if (request.headers !== undefined) builder = builder.headers({ ...request.headers });
+      response = (await send(builder, request)) as Response;
+    } catch (error) {
+      throw failure(error, scope, operation, signal);
+    }
+    if (response.ok) return (await readJson(response, signal)) as T;
+    throw mapGraphError(await errorFromResponse(response), operation);
+  }
 }
 
 function send(builder: ReturnType<Client["api"]>, request: GraphRequest): Promise<unknown> {

@@ -89,9 +89,44 @@ describe("tenantConfigFromEnv", () => {
           kind: "key-vault-certificate",
           keyVaultUrl: "https://matoolkit-kv.vault.azure.net",
           certificateName: "fabrikam-migration",
-          managedIdentityClientId: "11111111-2222-4333-8444-555566667777",
+          // No endpoint variable (a VM), but a user-assigned identity is named: a managed identity.
+          identity: { kind: "managed-identity", clientId: "11111111-2222-4333-8444-555566667777" },
         },
       });
+    });
+
+    it("chooses the worker's own identity by MATOOLKIT_AZURE_CREDENTIAL and says which", () => {
+      const onAca = tenantConfigFromEnv({
+        ...entra,
+        MATOOLKIT_TENANT_AUTH: "managed-identity",
+        IDENTITY_ENDPOINT: "http://localhost:42356/msi/token",
+      });
+      expect(onAca).toMatchObject({
+        auth: { kind: "managed-identity", identity: { kind: "managed-identity" } },
+      });
+      expect(describeTenantConfig(onAca)).toBe(
+        `tenant ${tenantGuid} (app ${clientGuid.toLowerCase()}, managed-identity, identity managed-identity)`,
+      );
+      const laptop = tenantConfigFromEnv({
+        ...entra,
+        MATOOLKIT_TENANT_AUTH: "key-vault-certificate",
+        MATOOLKIT_KEY_VAULT_URL: "https://matoolkit-kv.vault.azure.net/",
+        MATOOLKIT_KEY_VAULT_CERTIFICATE_NAME: "fabrikam-migration",
+      });
+      expect(describeTenantConfig(laptop)).toBe(
+        `tenant ${tenantGuid} (app ${clientGuid.toLowerCase()}, key-vault-certificate, identity development)`,
+      );
+    });
+
+    it("refuses an unknown MATOOLKIT_AZURE_CREDENTIAL where the worker's identity is used", () => {
+      const message = errorOf({
+        ...entra,
+        MATOOLKIT_TENANT_AUTH: "managed-identity",
+        MATOOLKIT_AZURE_CREDENTIAL: "az-login",
+      });
+      expect(message).toBe(
+        "Invalid tenant configuration: MATOOLKIT_AZURE_CREDENTIAL: must be one of managed-identity, workload-identity, development",
+      );
     });
 
     it("reads client-secret and managed-identity auth", () => {
@@ -103,7 +138,7 @@ describe("tenantConfigFromEnv", () => {
       expect(secret).toMatchObject({ auth: { kind: "client-secret" } });
       expect(JSON.stringify(secret)).not.toContain("s3cr3t");
       expect(tenantConfigFromEnv({ ...entra, MATOOLKIT_TENANT_AUTH: "managed-identity" })).toMatchObject({
-        auth: { kind: "managed-identity" },
+        auth: { kind: "managed-identity", identity: { kind: "development" } },
       });
     });
 

@@ -1,5 +1,10 @@
 import { inspect } from "node:util";
 import { z } from "zod";
+import {
+  describeAzureCredential,
+  parseAzureCredentialPlan,
+  type AzureCredentialPlan,
+} from "@matoolkit/platform";
 
 /**
  * A credential value read from the environment (client secret, certificate password). It prints
@@ -37,14 +42,14 @@ export type EntraAuthConfig =
       readonly kind: "key-vault-certificate";
       readonly keyVaultUrl: string;
       readonly certificateName: string;
-      /** User-assigned identity that reads the vault; absent: DefaultAzureCredential. */
-      readonly managedIdentityClientId?: string;
+      /** The worker's own identity, which reads the vault (see `hostIdentity`). */
+      readonly identity: AzureCredentialPlan;
     }
   | { readonly kind: "client-secret"; readonly clientSecret: SecretValue }
   | {
       readonly kind: "managed-identity";
-      /** User-assigned identity; absent: the system-assigned one. */
-      readonly managedIdentityClientId?: string;
+      /** The worker's own identity, which is the tenant credential (see `hostIdentity`). */
+      readonly identity: AzureCredentialPlan;
     };
 
 export type EntraAuthKind = EntraAuthConfig["kind"];
@@ -283,11 +288,16 @@ export function tenantConfigFromEnv(env: Readonly<Record<string, string | undefi
       );
       const parsed = parse(schema) as Record<string, string | undefined> | undefined;
       if (parsed === undefined || problems.length > 0) return fail();
+      const identity = hostIdentity(kind.data, parsed, env);
+      if (identity !== undefined && "problems" in identity) {
+        problems.push(...identity.problems);
+        return fail();
+      }
       return {
         mode: "entra",
         tenantId: parsed[v.tenantId]!,
         clientId: parsed[v.clientId]!.toLowerCase(),
-        auth: authConfig(kind.data, parsed),
+        auth: authConfig(kind.data, parsed, identity?.plan),
         ...(parsed[v.graphBaseUrl] === undefined ? {} : { graphBaseUrl: parsed[v.graphBaseUrl] }),
         ...(parsed[v.exchangeBaseUrl] === undefined ? {} : { exchangeBaseUrl: parsed[v.exchangeBaseUrl] }),
       };
@@ -299,9 +309,30 @@ export function tenantConfigFromEnv(env: Readonly<Record<string, string | undefi
   }
 }
 
-function authConfig(kind: EntraAuthKind, parsed: Record<string, string | undefined>): EntraAuthConfig {
-  const miClientId = parsed[v.managedIdentityClientId];
-  const mi = miClientId === undefined ? {} : { managedIdentityClientId: miClientId.toLowerCase() };
+/**
+ * The worker's own Azure identity, for the auth kinds that use it (reading Key Vault, or being
+ * the tenant credential): the policy shared with the data sources (MATOOLKIT_AZURE_CREDENTIAL,
+ * see @matoolkit/platform), with MATOOLKIT_MANAGED_IDENTITY_CLIENT_ID as the user-assigned one.
+ */
+function hostIdentity(
+  kind: EntraAuthKind,
+  parsed: Record<string, string | undefined>,
+  env: Readonly<Record<string, string | undefined>>,
+): ReturnType<typeof parseAzureCredentialPlan> | undefined {
+  if (kind !== "key-vault-certificate" && kind !== "managed-identity") return undefined;
+  const clientId = parsed[v.managedIdentityClientId]?.toLowerCase();
+  return parseAzureCredentialPlan(env, clientId === undefined ? {} : { managedIdentityClientId: clientId });
+}
+
+function authConfig(
+  kind: EntraAuthKind,
+  parsed: Record<string, string | undefined>,
+  identity: AzureCredentialPlan | undefined,
+): EntraAuthConfig {
+  const host = (): { identity: AzureCredentialPlan } => {
+    if (identity === undefined) throw new Error(`No host identity was resolved for ${v.auth}=${kind}`);
+    return { identity };
+  };
   switch (kind) {
     case "certificate": {
       const password = parsed[v.certificatePassword];
@@ -316,12 +347,12 @@ function authConfig(kind: EntraAuthKind, parsed: Record<string, string | undefin
         kind,
         keyVaultUrl: parsed[v.keyVaultUrl]!,
         certificateName: parsed[v.keyVaultCertificateName]!,
-        ...mi,
+        ...host(),
       };
     case "client-secret":
       return { kind, clientSecret: new SecretValue(parsed[v.clientSecret]!) };
     case "managed-identity":
-      return { kind, ...mi };
+      return { kind, ...host() };
     default: {
       const unreachable: never = kind;
       throw new Error(`Unknown auth kind ${String(unreachable)}`);
@@ -361,8 +392,12 @@ export function describeTenantConfig(config: TenantConfig): string {
       return config.url !== undefined
         ? `simulated tenant at ${config.url}`
         : "simulated tenant (started in this process)";
-    case "entra":
-      return `tenant ${config.tenantId} (app ${config.clientId}, ${config.auth.kind})`;
+    case "entra": {
+      // Which identity of the worker's own is used, so a developer credential never goes unnoticed.
+      const identity =
+        "identity" in config.auth ? `, identity ${describeAzureCredential(config.auth.identity)}` : "";
+      return `tenant ${config.tenantId} (app ${config.clientId}, ${config.auth.kind}${identity})`;
+    }
     default: {
       const unreachable: never = config;
       throw new Error(`Unknown tenant mode ${JSON.stringify(unreachable)}`);

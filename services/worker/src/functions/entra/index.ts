@@ -1,4 +1,4 @@
-import type { FunctionModule } from "../worker-function.ts";
+import { safeToRepeat, type FunctionModule } from "../worker-function.ts";
 import { addEntraGroupMember } from "./add-entra-group-member.ts";
 import { convertEntraB2BToInternal } from "./convert-entra-b2b-to-internal.ts";
 import { entraSettings, type EntraFunctionOptions } from "./entra-options.ts";
@@ -21,14 +21,17 @@ export function createEntraFunctions(options: EntraFunctionOptions = {}): Functi
   const settings = entraSettings(options);
   // Ten minutes, or the grace if longer: past it, reads show an invitation without help.
   const recentInvitations = new RecentInvitations(Math.max(600_000, settings.replicationGraceMs));
+  // Safe to repeat after a cut-off run: the reads and the writes of a value or a membership. Not:
+  // New-EntraUser (a create whose first run may not read back yet), New-EntraB2BInvitation (sends
+  // an email), Convert-EntraB2BToInternal (beta API, may set a generated password).
   return {
     "New-EntraUser": newEntraUser(settings),
-    "Set-EntraUserUPN": setEntraUserUpn(settings),
-    "Add-EntraGroupMember": addEntraGroupMember(settings),
-    "Remove-EntraGroupMember": removeEntraGroupMember(settings),
+    "Set-EntraUserUPN": safeToRepeat(setEntraUserUpn(settings)),
+    "Add-EntraGroupMember": safeToRepeat(addEntraGroupMember(settings)),
+    "Remove-EntraGroupMember": safeToRepeat(removeEntraGroupMember(settings)),
     "New-EntraB2BInvitation": newEntraB2BInvitation(settings, recentInvitations),
     "Convert-EntraB2BToInternal": convertEntraB2BToInternal(settings),
-    "Test-EntraAttributeMatch": testEntraAttributeMatch(settings),
-    "Test-EntraGroupMembership": testEntraGroupMembership(settings),
+    "Test-EntraAttributeMatch": safeToRepeat(testEntraAttributeMatch(settings)),
+    "Test-EntraGroupMembership": safeToRepeat(testEntraGroupMembership(settings)),
   };
 }

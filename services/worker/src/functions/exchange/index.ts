@@ -1,4 +1,4 @@
-import type { FunctionModule } from "../worker-function.ts";
+import { safeToRepeat, type FunctionModule } from "../worker-function.ts";
 import { defaultLookupPatience, type LookupPatience } from "./lookup-patience.ts";
 import { addExchangeSecondaryEmail } from "./add-exchange-secondary-email.ts";
 import { setExchangeExternalAddress } from "./set-exchange-external-address.ts";
@@ -15,12 +15,13 @@ import { testExchangeGroupMembership } from "./test-exchange-group-membership.ts
  */
 export function createExchangeFunctions(options: { lookupPatience?: LookupPatience } = {}): FunctionModule {
   const patience = options.lookupPatience ?? defaultLookupPatience;
+  // Every one reads before it writes and writes only what differs: safe to repeat after a cut-off run.
   return {
-    "Add-ExchangeSecondaryEmail": addExchangeSecondaryEmail(patience),
-    "Set-ExchangePrimaryEmail": setExchangePrimaryEmail(patience),
-    "Set-ExchangeExternalAddress": setExchangeExternalAddress(patience),
-    "Set-ExchangeMailUserGuids": setExchangeMailUserGuids(patience),
-    "Test-ExchangeAttributeMatch": testExchangeAttributeMatch(patience),
-    "Test-ExchangeGroupMembership": testExchangeGroupMembership(patience),
+    "Add-ExchangeSecondaryEmail": safeToRepeat(addExchangeSecondaryEmail(patience)),
+    "Set-ExchangePrimaryEmail": safeToRepeat(setExchangePrimaryEmail(patience)),
+    "Set-ExchangeExternalAddress": safeToRepeat(setExchangeExternalAddress(patience)),
+    "Set-ExchangeMailUserGuids": safeToRepeat(setExchangeMailUserGuids(patience)),
+    "Test-ExchangeAttributeMatch": safeToRepeat(testExchangeAttributeMatch(patience)),
+    "Test-ExchangeGroupMembership": safeToRepeat(testExchangeGroupMembership(patience)),
   };
 }

@@ -1,0 +1,146 @@
+import type { DataSourceClient } from "@matoolkit/datasources";
+import type { Db } from "@matoolkit/db";
+import type { MessageBus } from "@matoolkit/runtime";
+import type { z } from "zod";
+import type { AppRole, Principal } from "../auth/index.ts";
+import type { ApiErrorCode } from "../http/api-error.ts";
+import type { StatusOf } from "../http/problem-types.ts";
+import type { Readiness } from "../http/readiness.ts";
+
+/**
+ * One HTTP operation of the admin API, declared once: app.ts mounts it (auth, body parsing and
+ * validation with these very schemas) and openapi-document.ts describes it, so a route and its
+ * description cannot drift. A handler returns its status and body instead of writing `res`,
+ * which lets the compiler check the body against the response schema.
+ */
+export type HttpMethod = "get" | "post" | "put" | "delete";
+
+/** Who may call: no token for `public`, read access for `read`, else that app role. */
+export type Access = "public" | "read" | AppRole;
+
+/** A code the handler can answer with; a code sent with several statuses names the one used here. */
+export type ErrorSpec = ApiErrorCode | { [C in ApiErrorCode]: readonly [C, StatusOf<C>] }[ApiErrorCode];
+
+/** What handlers work with; the same for every operation. */
+export interface ApiDeps {
+  readonly db: Db;
+  readonly bus: MessageBus;
+  /** Runs runbooks' data source queries for the query preview. */
+  readonly dataSources: DataSourceClient;
+  readonly readiness: Readiness;
+}
+
+export interface ResponseSpec {
+  readonly description: string;
+  readonly schema: z.ZodType;
+  /** Default `application/json`; anything else is sent as text. */
+  readonly contentType?: string;
+}
+export type Responses = Readonly<Partial<Record<200 | 201 | 202, ResponseSpec>>>;
+
+export interface BodySpec {
+  /** Media type → schema of the parsed body (JSON types parsed as JSON, the rest as text). */
+  readonly content: Readonly<Record<string, z.ZodType>>;
+  /** body-parser limit, e.g. "1mb"; a larger body is a 413. */
+  readonly limit: string;
+  /** The 400 detail when the body is missing, of another type, or invalid. */
+  readonly invalid: string;
+  readonly description?: string;
+}
+
+/** Response bodies may be built from readonly values (repository rows, command results). */
+type DeepReadonly<T> = T extends Date
+  ? T
+  : T extends readonly (infer U)[]
+    ? readonly DeepReadonly<U>[]
+    : T extends object
+      ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+      : T;
+
+export type Reply<R extends Responses> = {
+  [S in keyof R & number]: R[S] extends ResponseSpec
+    ? {
+        readonly status: S;
+        readonly body: DeepReadonly<z.output<R[S]["schema"]>>;
+        readonly headers?: Record<string, string>;
+      }
+    : never;
+}[keyof R & number];
+
+type OutputOf<T> = T extends z.ZodType ? z.output<T> : undefined;
+type BodyOutput<B> = B extends BodySpec ? z.output<B["content"][keyof B["content"]]> : undefined;
+
+export interface OperationInput<A extends Access, P, Q, B> {
+  readonly params: OutputOf<P>;
+  readonly query: OutputOf<Q>;
+  readonly body: BodyOutput<B>;
+  /** The caller; nobody for `public` operations. */
+  readonly principal: A extends "public" ? undefined : Principal;
+  readonly deps: ApiDeps;
+}
+
+export interface OperationSpec<
+  A extends Access,
+  P extends z.ZodObject | undefined,
+  Q extends z.ZodObject | undefined,
+  B extends BodySpec | undefined,
+  R extends Responses,
+> {
+  readonly method: HttpMethod;
+  /** OpenAPI path template, e.g. `/api/batches/{id}`. */
+  readonly path: `/${string}`;
+  readonly operationId: string;
+  readonly tag: string;
+  readonly summary: string;
+  readonly description?: string;
+  readonly access: A;
+  /** One field per `{name}` in the path; parsed from strings. */
+  readonly params?: P;
+  readonly query?: Q;
+  readonly body?: B;
+  readonly responses: R;
+  /**
+   * Problem codes the handler itself can answer with. Auth (401/403/503), validation (400),
+   * body size and encoding (413/415) and 500 follow from the other fields.
+   */
+  readonly errors?: readonly ErrorSpec[];
+}
+
+export type Handler<A extends Access, P, Q, B, R extends Responses> = (
+  input: OperationInput<A, P, Q, B>,
+) => Promise<Reply<R>> | Reply<R>;
+
+/** The registry's element type: the generic parameters erased. */
+export type Operation = OperationSpec<
+  Access,
+  z.ZodObject | undefined,
+  z.ZodObject | undefined,
+  BodySpec | undefined,
+  Responses
+> & {
+  readonly handle: (input: OperationInput<Access, unknown, unknown, unknown>) => Promise<AnyReply> | AnyReply;
+};
+
+export interface AnyReply {
+  readonly status: 200 | 201 | 202;
+  readonly body: unknown;
+  readonly headers?: Record<string, string>;
+}
+
+/**
+ * `defineOperation({ ...spec }).handle(async (input) => ({ status, body }))`. Two steps so the
+ * spec's types are fixed before the handler is checked against them: its input is typed from the
+ * schemas and its reply must match a declared status and that status's response schema.
+ */
+export function defineOperation<
+  A extends Access,
+  P extends z.ZodObject | undefined = undefined,
+  Q extends z.ZodObject | undefined = undefined,
+  B extends BodySpec | undefined = undefined,
+  R extends Responses = Responses,
+>(spec: OperationSpec<A, P, Q, B, R>) {
+  return {
+    handle: (handler: Handler<A, P, Q, B, R>): Operation =>
+      ({ ...spec, handle: handler }) as unknown as Operation,
+  };
+}

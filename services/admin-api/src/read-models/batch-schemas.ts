@@ -1,0 +1,120 @@
+import { batchMachine, memberMachine, phaseMachine } from "@matoolkit/domain";
+import { z } from "zod";
+import { count, id, jsonObject, nullableTimestamp, timestamp } from "../openapi/wire-types.ts";
+import { executionSchemas } from "./execution-schemas.ts";
+
+/** Response bodies of the batch routes (the OpenAPI document's components). */
+export const batchSchema = z
+  .object({
+    id,
+    runbookId: id,
+    batchStartTime: nullableTimestamp.meta({
+      description: "Reference time of phase offsets; null when manual",
+    }),
+    status: z.enum(batchMachine.states),
+    detectedAt: timestamp,
+    initDispatchedAt: nullableTimestamp,
+    isManual: z.boolean(),
+    createdBy: z.string().nullable(),
+    currentPhase: z.string().nullable(),
+  })
+  .meta({ id: "Batch" });
+
+export const batchListItemSchema = batchSchema
+  .extend({ runbookName: z.string(), runbookVersion: z.int().min(1) })
+  .meta({ id: "BatchListItem" });
+
+export const createdBatchSchema = batchSchema
+  .extend({ runbookName: z.string(), memberCount: count })
+  .meta({ id: "CreatedBatch" });
+
+export const phaseMemberCountsSchema = z
+  .object({ succeeded: count, failed: count, cancelled: count, running: count })
+  .meta({ id: "PhaseMemberCounts", description: "How the phase went for its members" });
+
+export const batchDetailSchema = batchListItemSchema
+  .extend({
+    memberCounts: z.record(z.enum(memberMachine.states), count).meta({ description: "Members by status" }),
+    phases: z.array(
+      z.object({
+        id,
+        phaseName: z.string(),
+        sequence: count,
+        status: z.enum(phaseMachine.states),
+        dueAt: nullableTimestamp,
+        memberCounts: phaseMemberCountsSchema,
+      }),
+    ),
+  })
+  .meta({ id: "BatchDetail" });
+
+export const batchMemberSchema = z
+  .object({
+    id,
+    batchId: id,
+    memberKey: z.string(),
+    dataJson: jsonObject.meta({ description: "The member's data source row" }),
+    workerDataJson: jsonObject.meta({ description: "Output of the member's steps so far" }),
+    status: z.enum(memberMachine.states),
+    addedAt: timestamp,
+    removedAt: nullableTimestamp,
+    failedAt: nullableTimestamp,
+    addDispatchedAt: nullableTimestamp,
+    removeDispatchedAt: nullableTimestamp,
+  })
+  .meta({ id: "BatchMember" });
+
+export const phaseExecutionSchema = z
+  .object({
+    id,
+    batchId: id,
+    phaseName: z.string(),
+    sequence: count,
+    offsetMinutes: z.int(),
+    dueAt: nullableTimestamp,
+    runbookVersion: z.int().min(1),
+    status: z.enum(phaseMachine.states),
+    dispatchedAt: nullableTimestamp,
+    completedAt: nullableTimestamp,
+    memberCounts: phaseMemberCountsSchema,
+  })
+  .meta({ id: "PhaseExecution" });
+
+export const batchExecutionsSchema = z
+  .object({ init: z.array(executionSchemas.init), steps: z.array(executionSchemas.step) })
+  .meta({ id: "BatchExecutions", description: "Init executions, then a page of step executions" });
+
+export const statusEventSchema = z
+  .object({
+    id,
+    batchId: id.nullable(),
+    entity: z.enum(["batch", "member", "phase", "step", "init"]),
+    entityId: id,
+    fromStatus: z.string().nullable().meta({ description: "Null when the entity was created" }),
+    toStatus: z.string(),
+    reason: z.string().nullable(),
+    at: timestamp,
+  })
+  .meta({ id: "StatusEvent" });
+
+export const eventPageSchema = z
+  .object({
+    items: z.array(statusEventSchema),
+    nextAfterId: id.nullable().meta({ description: "Pass as afterId for the next page; null when none" }),
+  })
+  .meta({ id: "EventPage" });
+
+export const advanceResultSchema = z
+  .discriminatedUnion("action", [
+    z.object({ action: z.literal("init"), batchId: id }),
+    z.object({ action: z.literal("phase"), batchId: id, phaseName: z.string(), phaseExecutionId: id }),
+  ])
+  .meta({ id: "AdvanceResult", description: "What was dispatched: the init steps or the next phase" });
+
+export const cancelResultSchema = z
+  .object({
+    batchId: id,
+    status: z.literal("cancelled"),
+    cancelled: z.object({ phases: count, steps: count, inits: count }),
+  })
+  .meta({ id: "CancelResult" });

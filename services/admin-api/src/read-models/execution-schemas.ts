@@ -1,0 +1,64 @@
+import { executionMachine } from "@matoolkit/domain";
+import { z } from "zod";
+import { count, id, jsonObject, nullableTimestamp, timestamp } from "../openapi/wire-types.ts";
+
+/** Step and init executions as GET /api/batches/{id}/steps returns them (see batch-read-models.ts). */
+const rollbackSchema = z
+  .object({
+    name: z.string().meta({ description: "The rollback sequence (the step's on_failure)" }),
+    dispatchedAt: nullableTimestamp.meta({
+      description: "When its first job was sent; null when none could be",
+    }),
+    steps: z.array(
+      z.object({
+        position: z.int().min(1),
+        stepName: z.string(),
+        jobId: z.string().nullable(),
+        sent: z.boolean(),
+        reason: z.string().nullable().meta({ description: "Why it was not sent (a reason code)" }),
+        at: timestamp,
+      }),
+    ),
+  })
+  .meta({ id: "Rollback", description: "The on_failure sequence sent when the execution failed" });
+
+const seconds = z.int().min(0).nullable();
+
+const executionColumns = {
+  id,
+  batchId: id,
+  stepName: z.string(),
+  stepIndex: count,
+  workerId: z.string(),
+  functionName: z.string(),
+  paramsJson: jsonObject,
+  paramsResolved: z.boolean(),
+  status: z.enum(executionMachine.states),
+  jobId: z.string().nullable(),
+  resultJson: z.unknown().meta({ description: "The worker's result, if any" }),
+  errorMessage: z.string().nullable(),
+  errorCode: z.string().nullable().meta({ description: "Stable reason code, e.g. graph.throttled" }),
+  dispatchedAt: nullableTimestamp,
+  completedAt: nullableTimestamp,
+  isPollStep: z.boolean(),
+  pollIntervalSec: seconds,
+  pollTimeoutSec: seconds,
+  pollStartedAt: nullableTimestamp,
+  lastPolledAt: nullableTimestamp,
+  pollCount: count,
+  onFailure: z.string().nullable(),
+  retryCount: count,
+  maxRetries: count,
+  retryIntervalSec: seconds,
+  retryAfter: nullableTimestamp,
+  timeoutSec: seconds,
+  createdAt: timestamp,
+  rollback: rollbackSchema.nullable(),
+};
+
+export const executionSchemas = {
+  step: z
+    .object({ ...executionColumns, phaseExecutionId: id, batchMemberId: id })
+    .meta({ id: "StepExecution" }),
+  init: z.object({ ...executionColumns, runbookVersion: z.int().min(1) }).meta({ id: "InitExecution" }),
+};

@@ -1,0 +1,135 @@
+import type { Command } from "commander";
+import { z } from "zod";
+import { apiPath } from "../http/api-client.ts";
+import { action, type CommandRuntime } from "./action.ts";
+import { positiveId } from "./arguments.ts";
+import { readInputFile } from "./read-file.ts";
+import { readAs } from "./views.ts";
+
+// POST /api/batches answers the batch row with runbookName and memberCount (no version).
+const createdView = z.looseObject({
+  id: z.number(),
+  runbookName: z.string(),
+  status: z.string(),
+  memberCount: z.number(),
+});
+const advancedView = z.discriminatedUnion("action", [
+  z.looseObject({ action: z.literal("init"), batchId: z.number() }),
+  z.looseObject({ action: z.literal("phase"), batchId: z.number(), phaseName: z.string() }),
+]);
+const cancelledView = z.looseObject({
+  batchId: z.number(),
+  cancelled: z.looseObject({ phases: z.number(), steps: z.number(), inits: z.number() }),
+});
+const addedView = z.looseObject({
+  batchId: z.number(),
+  members: z.array(z.looseObject({ id: z.number(), memberKey: z.string(), status: z.string() })),
+});
+const removedView = z.looseObject({ batchId: z.number(), memberId: z.number(), alreadyRemoved: z.boolean() });
+
+/** The writing half of `batch` (Admin): create | advance | cancel | add-members | remove-member. */
+export function registerBatchWriteCommands(batch: Command, runtime: CommandRuntime): void {
+  const idArgument = ["<id>", "batch id", positiveId] as const;
+
+  batch
+    .command("create")
+    .description("create a manual batch from a CSV of members (header row, one member per line)")
+    .argument("<runbook>", "runbook name")
+    .argument("<file>", "members CSV")
+    .action(
+      action(runtime, async (session, runbook: string, file: string) => {
+        const csv = await readInputFile(session.context.cwd, file, "members CSV");
+        const created = await session.api().json("POST", "/batches", {
+          query: { runbook },
+          body: { text: csv, contentType: "text/csv" },
+        });
+        session.output.result(created, (value) => {
+          const b = readAs(createdView, value, "created batch");
+          session.output.line(
+            `Created batch ${b.id} of ${b.runbookName} with ${b.memberCount} members (status ${b.status}).`,
+          );
+          session.output.line(`Next: matoolkit batch advance ${b.id}`);
+        });
+      }),
+    );
+
+  batch
+    .command("advance")
+    .description("manual batch: dispatch the init steps, then each phase in order")
+    .argument(...idArgument)
+    .action(
+      action(runtime, async (session, id: number) => {
+        const advanced = await session.api().json("POST", apiPath("batches", id, "advance"));
+        session.output.result(advanced, (value) => {
+          const a = readAs(advancedView, value, "advance result");
+          session.output.line(
+            a.action === "init"
+              ? `Batch ${a.batchId}: init steps dispatched.`
+              : `Batch ${a.batchId}: phase '${a.phaseName}' dispatched.`,
+          );
+        });
+      }),
+    );
+
+  batch
+    .command("cancel")
+    .description("cancel a batch: its open phases, steps and init steps")
+    .argument(...idArgument)
+    .action(
+      action(runtime, async (session, id: number) => {
+        const cancelled = await session.api().json("POST", apiPath("batches", id, "cancel"));
+        session.output.result(cancelled, (value) => {
+          const c = readAs(cancelledView, value, "cancel result");
+          session.output.line(
+            `Batch ${c.batchId} cancelled: ${c.cancelled.phases} phases, ${c.cancelled.steps} steps, ${c.cancelled.inits} init steps.`,
+          );
+        });
+      }),
+    );
+
+  batch
+    .command("add-members")
+    .description("add members from a CSV to a manual batch (they catch up on the phases already run)")
+    .argument(...idArgument)
+    .argument("<file>", "members CSV")
+    .action(
+      action(runtime, async (session, id: number, file: string) => {
+        const csv = await readInputFile(session.context.cwd, file, "members CSV");
+        const added = await session.api().json("POST", apiPath("batches", id, "members"), {
+          body: { text: csv, contentType: "text/csv" },
+        });
+        session.output.result(added, (value) => {
+          const a = readAs(addedView, value, "added members");
+          session.output.line(`Added ${a.members.length} members to batch ${a.batchId}.`);
+          session.output.table(
+            a.members,
+            [
+              { header: "ID", value: (m) => m.id, align: "right" },
+              { header: "MEMBER KEY", value: (m) => m.memberKey, shrink: true },
+              { header: "STATUS", value: (m) => m.status },
+            ],
+            "",
+          );
+        });
+      }),
+    );
+
+  batch
+    .command("remove-member")
+    .description("remove a member (its on_member_removed steps run, its pending steps are cancelled)")
+    .argument("<batch-id>", "batch id", positiveId)
+    .argument("<member-id>", "member id (from batch members)", positiveId)
+    .action(
+      action(runtime, async (session, batchId: number, memberId: number) => {
+        const removed = await session.api().json("DELETE", apiPath("batches", batchId, "members", memberId));
+        session.output.result(removed, (value) => {
+          const r = readAs(removedView, value, "removal result");
+          session.output.line(
+            r.alreadyRemoved
+              ? `Member ${r.memberId} of batch ${r.batchId} was already removed.`
+              : `Removed member ${r.memberId} from batch ${r.batchId}.`,
+          );
+        });
+      }),
+    );
+}

@@ -1,0 +1,150 @@
+import { z } from "zod";
+import type { Output } from "../output/output.ts";
+import {
+  batchDetailView,
+  eventsPageView,
+  memberView,
+  phaseView,
+  readAs,
+  stepsView,
+  type EventView,
+  type MemberCountsView,
+} from "./views.ts";
+
+/**
+ * "2/3 succeeded, 0 failed, 0 cancelled, 1 running": a phase's members out of those with steps
+ * in it; before the phase is dispatched none has any.
+ */
+export function formatMemberCounts(counts: MemberCountsView): string {
+  const total = phaseTotal(counts);
+  if (total === 0) return "no members started";
+  return `${counts.succeeded}/${total} succeeded, ${counts.failed} failed, ${counts.cancelled} cancelled, ${counts.running} running`;
+}
+
+/** "3 active, 1 failed": the member statuses that have members. */
+export function formatBatchMembers(counts: Readonly<Record<string, number>>): string {
+  const present = Object.entries(counts).filter(([, count]) => count > 0);
+  return present.length === 0 ? "none" : present.map(([status, count]) => `${count} ${status}`).join(", ");
+}
+
+export function phaseTotal(counts: MemberCountsView): number {
+  return counts.succeeded + counts.failed + counts.cancelled + counts.running;
+}
+
+export function printBatchDetail(output: Output, value: unknown): void {
+  const b = readAs(batchDetailView, value, "batch");
+  output.fields([
+    ["Batch", b.id],
+    ["Runbook", `${b.runbookName} v${b.runbookVersion}`],
+    ["Status", b.status],
+    ["Manual", b.isManual],
+    ["Start", b.batchStartTime],
+    ["Detected", b.detectedAt],
+    ["Created by", b.createdBy],
+    ["Current phase", b.currentPhase],
+    ["Members", formatBatchMembers(b.memberCounts)],
+  ]);
+  output.line();
+  output.table(
+    b.phases,
+    [
+      { header: "SEQ", value: (p) => p.sequence, align: "right" },
+      { header: "PHASE", value: (p) => p.phaseName },
+      { header: "STATUS", value: (p) => p.status },
+      { header: "DUE", value: (p) => p.dueAt },
+      { header: "MEMBERS", value: (p) => formatMemberCounts(p.memberCounts) },
+    ],
+    "No phases.",
+  );
+}
+
+export function printMembers(output: Output, value: unknown): void {
+  output.table(
+    readAs(z.array(memberView), value, "member list"),
+    [
+      { header: "ID", value: (m) => m.id, align: "right" },
+      { header: "MEMBER KEY", value: (m) => m.memberKey, shrink: true },
+      { header: "STATUS", value: (m) => m.status },
+      { header: "ADDED", value: (m) => m.addedAt },
+      { header: "FAILED", value: (m) => m.failedAt },
+      { header: "REMOVED", value: (m) => m.removedAt },
+    ],
+    "No members.",
+  );
+}
+
+export function printPhases(output: Output, value: unknown): void {
+  output.table(
+    readAs(z.array(phaseView), value, "phase list"),
+    [
+      { header: "ID", value: (p) => p.id, align: "right" },
+      { header: "SEQ", value: (p) => p.sequence, align: "right" },
+      { header: "PHASE", value: (p) => p.phaseName },
+      { header: "VERSION", value: (p) => p.runbookVersion, align: "right" },
+      { header: "STATUS", value: (p) => p.status },
+      { header: "DUE", value: (p) => p.dueAt },
+      { header: "DISPATCHED", value: (p) => p.dispatchedAt },
+      { header: "COMPLETED", value: (p) => p.completedAt },
+      { header: "SUCCEEDED", value: (p) => p.memberCounts.succeeded, align: "right" },
+      { header: "FAILED", value: (p) => p.memberCounts.failed, align: "right" },
+      { header: "CANCELLED", value: (p) => p.memberCounts.cancelled, align: "right" },
+      { header: "RUNNING", value: (p) => p.memberCounts.running, align: "right" },
+    ],
+    "No phases.",
+  );
+}
+
+export function printSteps(output: Output, value: unknown): void {
+  const { init, steps } = readAs(stepsView, value, "step list");
+  const error = (row: { errorCode: string | null; errorMessage: string | null }) =>
+    row.errorCode === null ? row.errorMessage : `${row.errorCode}: ${row.errorMessage ?? ""}`;
+  output.line("Init steps:");
+  output.table(
+    init,
+    [
+      { header: "ID", value: (s) => s.id, align: "right" },
+      { header: "STEP", value: (s) => s.stepName },
+      { header: "FUNCTION", value: (s) => s.functionName },
+      { header: "STATUS", value: (s) => s.status },
+      { header: "RETRIES", value: (s) => s.retryCount, align: "right" },
+      { header: "ROLLBACK", value: (s) => s.rollback?.name },
+      { header: "ERROR", value: error, shrink: true },
+    ],
+    "(none)",
+  );
+  output.line();
+  output.line("Steps:");
+  output.table(
+    steps,
+    [
+      { header: "ID", value: (s) => s.id, align: "right" },
+      { header: "PHASE EXEC", value: (s) => s.phaseExecutionId, align: "right" },
+      { header: "MEMBER", value: (s) => s.batchMemberId, align: "right" },
+      { header: "#", value: (s) => s.stepIndex, align: "right" },
+      { header: "STEP", value: (s) => s.stepName },
+      { header: "FUNCTION", value: (s) => s.functionName },
+      { header: "STATUS", value: (s) => s.status },
+      { header: "RETRIES", value: (s) => s.retryCount, align: "right" },
+      { header: "ROLLBACK", value: (s) => s.rollback?.name },
+      { header: "ERROR", value: error, shrink: true },
+    ],
+    "(none)",
+  );
+}
+
+export const eventColumns = [
+  { header: "ID", value: (e: EventView) => e.id, align: "right" as const },
+  { header: "AT", value: (e: EventView) => e.at },
+  { header: "ENTITY", value: (e: EventView) => `${e.entity} ${e.entityId}` },
+  { header: "FROM", value: (e: EventView) => e.fromStatus },
+  { header: "TO", value: (e: EventView) => e.toStatus },
+  { header: "REASON", value: (e: EventView) => e.reason, shrink: true },
+];
+
+export function printEvents(output: Output, batchId: number, value: unknown): void {
+  const page = readAs(eventsPageView, value, "event page");
+  output.table(page.items, eventColumns, "No events.");
+  if (page.nextAfterId !== null) {
+    output.line(`More: matoolkit batch events ${batchId} --after-id ${page.nextAfterId}`);
+  }
+}

@@ -1,0 +1,150 @@
+import { z } from "zod";
+import { CliError, exitCodes } from "../errors.ts";
+
+/**
+ * Loose shapes of the API answers the human views read (extra members pass through). `--json`
+ * never goes through these: it prints the answer unchanged. A mismatch means the CLI and the
+ * server disagree on the contract, reported instead of printing a half-empty table.
+ */
+export function readAs<S extends z.ZodType>(schema: S, value: unknown, what: string): z.infer<S> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  throw new CliError(
+    exitCodes.failed,
+    "http.unexpected_response",
+    `the admin API's ${what} does not have the expected shape (${issue?.path.join(".") || "body"}: ${issue?.message}); try --json`,
+  );
+}
+
+const when = z.string().nullable();
+
+export const runbookView = z.looseObject({
+  id: z.number(),
+  name: z.string(),
+  version: z.number(),
+  isActive: z.boolean(),
+  overdueBehavior: z.string(),
+  rerunInit: z.boolean(),
+  createdAt: z.string(),
+  lastError: z.string().nullable(),
+  lastErrorAt: when,
+  yamlContent: z.string().optional(),
+});
+export type RunbookView = z.infer<typeof runbookView>;
+
+export const automationView = z.looseObject({
+  runbookName: z.string(),
+  automationEnabled: z.boolean(),
+  enabledAt: when,
+  enabledBy: z.string().nullable(),
+  disabledAt: when,
+  disabledBy: z.string().nullable(),
+});
+
+export const previewView = z.looseObject({
+  runbookName: z.string(),
+  runbookVersion: z.number(),
+  automationEnabled: z.boolean(),
+  limit: z.number(),
+  rows: z.array(z.record(z.string(), z.unknown())),
+  batches: z.array(
+    z.looseObject({
+      batchStartTime: z.string(),
+      memberCount: z.number(),
+      batchId: z.number().nullable(),
+      batchStatus: z.string().nullable(),
+    }),
+  ),
+  rowsInManualBatches: z.number(),
+});
+
+export const batchView = z.looseObject({
+  id: z.number(),
+  runbookName: z.string(),
+  runbookVersion: z.number(),
+  status: z.string(),
+  isManual: z.boolean(),
+  batchStartTime: when,
+  detectedAt: z.string(),
+  createdBy: z.string().nullable(),
+  currentPhase: z.string().nullable(),
+});
+export type BatchView = z.infer<typeof batchView>;
+
+export const memberCountsView = z.looseObject({
+  succeeded: z.number(),
+  failed: z.number(),
+  cancelled: z.number(),
+  running: z.number(),
+});
+export type MemberCountsView = z.infer<typeof memberCountsView>;
+
+export const batchDetailView = batchView.extend({
+  memberCounts: z.record(z.string(), z.number()),
+  phases: z.array(
+    z.looseObject({
+      id: z.number(),
+      phaseName: z.string(),
+      sequence: z.number(),
+      status: z.string(),
+      dueAt: when,
+      memberCounts: memberCountsView,
+    }),
+  ),
+});
+export type BatchDetailView = z.infer<typeof batchDetailView>;
+
+export const memberView = z.looseObject({
+  id: z.number(),
+  memberKey: z.string(),
+  status: z.string(),
+  addedAt: z.string(),
+  removedAt: when,
+  failedAt: when,
+});
+
+export const phaseView = z.looseObject({
+  id: z.number(),
+  phaseName: z.string(),
+  sequence: z.number(),
+  runbookVersion: z.number(),
+  status: z.string(),
+  dueAt: when,
+  dispatchedAt: when,
+  completedAt: when,
+  memberCounts: memberCountsView,
+});
+
+const executionView = z.looseObject({
+  id: z.number(),
+  stepName: z.string(),
+  stepIndex: z.number(),
+  functionName: z.string(),
+  status: z.string(),
+  errorCode: z.string().nullable(),
+  errorMessage: z.string().nullable(),
+  retryCount: z.number(),
+  rollback: z.looseObject({ name: z.string() }).nullable(),
+});
+
+export const stepsView = z.looseObject({
+  init: z.array(executionView),
+  steps: z.array(executionView.extend({ phaseExecutionId: z.number(), batchMemberId: z.number() })),
+});
+
+export const eventView = z.looseObject({
+  id: z.number(),
+  entity: z.string(),
+  entityId: z.number(),
+  fromStatus: z.string().nullable(),
+  toStatus: z.string(),
+  reason: z.string().nullable(),
+  at: z.string(),
+});
+export type EventView = z.infer<typeof eventView>;
+
+export const eventsPageView = z.looseObject({
+  items: z.array(eventView),
+  nextAfterId: z.number().nullable(),
+});

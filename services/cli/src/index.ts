@@ -1,0 +1,2 @@
+export { runCli } from "./run.ts";
+export type { CliContext, OutputStream } from "./context.ts";
