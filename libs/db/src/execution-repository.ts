@@ -1,10 +1,10 @@
 import { executionMachine, type ExecutionEvent } from "@matoolkit/domain";
 import { sql, type RawBuilder, type Updateable } from "kysely";
-import { camelCaseRows, toColumnNames } from "./camel-case.ts";
+import { camelCaseRows, camelToSnake, toColumnNames } from "./camel-case.ts";
 import type { Db } from "./connection.ts";
 import type { ExecutionColumns } from "./execution-columns.ts";
 import { jsonb } from "./json.ts";
-import { applyTransition } from "./transition.ts";
+import { applyTransition, applyTransitionEach } from "./transition.ts";
 
 /** Columns a transition may set besides status (defaults per event below; these override them). */
 export type ExecutionSet = Pick<
@@ -35,6 +35,30 @@ export interface ExecutionTransitionOptions {
   readonly expectedJobId?: string;
 }
 
+export interface ExecutionTransitionRow {
+  readonly id: number;
+  readonly expectedJobId?: string;
+  readonly set?: ExecutionSet;
+}
+
+/** SQL types of the execution columns a batched transition may set per row. */
+const executionColumnTypes: Readonly<Record<keyof ExecutionSet, string>> = {
+  jobId: "text",
+  dispatchedAt: "timestamptz",
+  functionName: "text",
+  paramsJson: "jsonb",
+  paramsResolved: "boolean",
+  resultJson: "jsonb",
+  errorMessage: "text",
+  errorCode: "text",
+  completedAt: "timestamptz",
+  pollStartedAt: "timestamptz",
+  lastPolledAt: "timestamptz",
+  pollCount: "integer",
+  retryCount: "integer",
+  retryAfter: "timestamptz",
+};
+
 export interface PollDispatch {
   readonly jobId: string;
   readonly lastPolledAt: Date;
@@ -63,6 +87,16 @@ export interface ExecutionRepository<Row> {
     where: RawBuilder<unknown>,
     event: ExecutionEvent,
     options?: ExecutionTransitionOptions,
+  ): Promise<Row[]>;
+  /**
+   * Applies `event` to many rows in ONE statement, each with its own column values (and expected
+   * job id); every row must set the same columns. Returns the rows that moved, by id.
+   */
+  transitionEach(
+    db: Db,
+    event: ExecutionEvent,
+    rows: readonly ExecutionTransitionRow[],
+    options?: { readonly reason?: string },
   ): Promise<Row[]>;
   /** A poll re-dispatch: new job id, one more poll; only while still polling (not a status change). */
   recordPollDispatch(db: Db, id: number, dispatch: PollDispatch): Promise<Row | undefined>;
@@ -111,7 +145,47 @@ export function createExecutionRepository<Row>(config: {
     );
   };
 
+  const transitionEach: ExecutionRepository<Row>["transitionEach"] = async (
+    db,
+    event,
+    rows,
+    options = {},
+  ) => {
+    if (rows.length === 0) return [];
+    const { from, to } = executionMachine.transitions[event];
+    const keys = Object.keys(rows[0]?.set ?? {}).sort() as (keyof ExecutionSet)[];
+    const columns: Record<string, string> = {};
+    for (const key of keys) columns[camelToSnake(key)] = executionColumnTypes[key];
+    const input = rows.map((row) => {
+      const rowKeys = Object.keys(row.set ?? {}).sort();
+      // A column missing from one row would be set to NULL on it: refuse rather than guess.
+      if (rowKeys.join() !== keys.join())
+        throw new Error("transitionEach: every row must set the same columns");
+      const values = Object.fromEntries(keys.map((key) => [camelToSnake(key), row.set?.[key] ?? null]));
+      return {
+        id: row.id,
+        ...(row.expectedJobId === undefined ? {} : { expectedJobId: row.expectedJobId }),
+        values,
+      };
+    });
+    return applyTransitionEach<Row>(
+      db,
+      {
+        table: config.table,
+        entity: config.entity,
+        batchIdColumn: "batch_id",
+        from,
+        to,
+        set: defaultColumns(event),
+        reason: options.reason,
+      },
+      input,
+      columns,
+    );
+  };
+
   return {
+    transitionEach,
     async get(db, id) {
       const result = await sql<Record<string, unknown>>`SELECT * FROM ${table} WHERE id = ${id}`.execute(db);
       return camelCaseRows<Row>(result.rows)[0];

@@ -31,6 +31,7 @@ export * from "./members.repository.ts";
 export * from "./phases.repository.ts";
 export type { ExecutionSet, ExecutionTransitionOptions, PollDispatch } from "./execution-repository.ts";
 export * from "./steps.repository.ts";
+export * from "./step-progression.repository.ts";
 export * from "./inits.repository.ts";
 export * from "./events.repository.ts";
 export * from "./rollback-events.ts";

@@ -77,3 +77,77 @@ export async function applyTransition<Row>(
     ({ previousStatus: _previous, ...row }) => row as Row,
   );
 }
+
+/** Per-row values of a batched transition: `id`, optionally the job the row must still have, and columns. */
+export interface TransitionInputRow {
+  readonly id: number;
+  /** Only if the row's current job_id is this one (see ExecutionTransitionOptions.expectedJobId). */
+  readonly expectedJobId?: string;
+  /** Column values of this row, by snake_case name; each must be declared in `columns`. */
+  readonly values?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * `applyTransition` for many rows with different values in ONE statement (a batch of worker
+ * results, a batch of dispatches): the rows travel as one jsonb parameter, are typed by
+ * `jsonb_to_recordset`, joined to the table by id, and guarded exactly as `applyTransition` guards
+ * (status in `from`, and the expected job id where one is given). Rows whose guard fails are left
+ * alone and not returned; an id given twice moves once.
+ *
+ * `columns`: the per-row columns and their SQL types, e.g. `{ result_json: "jsonb" }`.
+ */
+export async function applyTransitionEach<Row>(
+  db: Db,
+  transition: GuardedTransition,
+  rows: readonly TransitionInputRow[],
+  columns: Readonly<Record<string, string>> = {},
+): Promise<Row[]> {
+  if (rows.length === 0) return [];
+  const table = sql.table(transition.table);
+  const fromStates = sql.join(transition.from.map((state) => sql`${state}::text`));
+  const perRow = Object.entries(columns);
+  const input = JSON.stringify(
+    rows.map((row) => ({ id: row.id, expected_job_id: row.expectedJobId ?? null, ...row.values })),
+  );
+  const recordType = sql.join([
+    sql`id bigint`,
+    sql`expected_job_id text`,
+    ...perRow.map(([column, type]) => sql`${sql.id(column)} ${sql.raw(type)}`),
+  ]);
+  const constant = Object.entries(transition.set ?? {})
+    .filter(([column, value]) => column !== "status" && value !== undefined && !(column in columns))
+    .map(([column, value]) => sql`${sql.id(column)} = ${value}`);
+  const fromInput = perRow.map(([column]) => sql`${sql.id(column)} = input.${sql.id(column)}`);
+  const setList = sql.join([sql`status = ${transition.to}::text`, ...constant, ...fromInput]);
+  const reason = transition.reason === undefined ? null : shortReason(transition.reason);
+
+  const result = await sql<Record<string, unknown>>`
+    WITH input AS (
+      SELECT DISTINCT ON (id) * FROM jsonb_to_recordset(${input}::jsonb) AS input(${recordType})
+      ORDER BY id
+    ), previous AS (
+      SELECT t.id, t.status FROM ${table} AS t
+      JOIN input ON input.id = t.id
+      WHERE t.status IN (${fromStates})
+        AND (input.expected_job_id IS NULL OR t.job_id = input.expected_job_id)
+      ORDER BY t.id
+      FOR NO KEY UPDATE OF t
+    ), updated AS (
+      UPDATE ${table} AS target SET ${setList}
+      FROM previous JOIN input ON input.id = previous.id
+      WHERE target.id = previous.id AND target.status IN (${fromStates})
+      RETURNING target.*, previous.status AS previous_status
+    ), logged AS (
+      INSERT INTO events (batch_id, entity, entity_id, from_status, to_status, reason)
+      SELECT ${sql.ref(transition.batchIdColumn)}, ${transition.entity}::text, id, previous_status, status,
+        ${reason}::text
+      FROM updated
+      ORDER BY id
+    )
+    SELECT * FROM updated ORDER BY id
+  `.execute(db);
+
+  return camelCaseRows<Row & { previousStatus: string }>(result.rows).map(
+    ({ previousStatus: _previous, ...row }) => row as Row,
+  );
+}

@@ -1,4 +1,4 @@
-import { getBatchWithRunbook, type Db } from "@matoolkit/db";
+import { getBatchesByIds, getBatchWithRunbook, type Db } from "@matoolkit/db";
 import { buildTemplateVariables, type BatchStatus } from "@matoolkit/domain";
 
 /** What the orchestrator needs to know about a batch to dispatch its work. */
@@ -11,7 +11,16 @@ export interface BatchInfo {
 
 export async function loadBatchInfo(db: Db, batchId: number): Promise<BatchInfo | undefined> {
   const batch = await getBatchWithRunbook(db, batchId);
-  if (batch === undefined) return undefined;
+  return batch === undefined ? undefined : toBatchInfo(batch);
+}
+
+/** Several batches in one query, by id. */
+export async function loadBatchInfos(db: Db, batchIds: readonly number[]): Promise<Map<number, BatchInfo>> {
+  const rows = await getBatchesByIds(db, batchIds);
+  return new Map(rows.map((row) => [row.id, toBatchInfo(row)]));
+}
+
+function toBatchInfo(batch: BatchInfo): BatchInfo {
   return {
     id: batch.id,
     status: batch.status,

@@ -1,8 +1,10 @@
-import type { Db } from "@matoolkit/db";
+import type { Db, MemberPhase } from "@matoolkit/db";
 import type { Logger } from "@matoolkit/runtime";
 import type { RunbookCache } from "./runbook-cache.ts";
 
+/** What the orchestrator's service holds for its whole life. */
 export interface OrchestratorContext {
+  /** The pool: each handler gets its own transaction from it (see HandlerScope). */
   readonly db: Db;
   readonly logger: Logger;
   readonly runbooks: RunbookCache;
@@ -20,8 +22,25 @@ export interface OrchestratorContext {
 export interface FollowUps {
   readonly phaseIds: Set<number>;
   readonly batchIds: Set<number>;
+  /**
+   * Members to start on their next step after the commit, one transaction per chunk (a phase's
+   * members beyond the first chunk; see handlePhaseDue).
+   */
+  readonly memberStarts: MemberPhase[][];
 }
 
 export function emptyFollowUps(): FollowUps {
-  return { phaseIds: new Set(), batchIds: new Set() };
+  return { phaseIds: new Set(), batchIds: new Set(), memberStarts: [] };
+}
+
+/**
+ * Everything a handler works with: its transaction, named as such (every read and write of the
+ * handler goes through it), the service's tools, and the completion checks it asks for.
+ */
+export interface HandlerScope {
+  readonly trx: Db;
+  readonly logger: Logger;
+  readonly runbooks: RunbookCache;
+  readonly now: () => Date;
+  readonly followUps: FollowUps;
 }

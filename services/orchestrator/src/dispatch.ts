@@ -1,8 +1,7 @@
 import type { ExecutionRow } from "./executions.ts";
-import type { Db } from "@matoolkit/db";
 import { resolveParams, resolveTemplateString, TemplateResolutionError } from "@matoolkit/domain";
 import type { BatchInfo } from "./batch-info.ts";
-import type { OrchestratorContext } from "./context.ts";
+import type { HandlerScope } from "./context.ts";
 import { jobIdFor, transitionExecution, type ExecutionRef } from "./executions.ts";
 import { sendWorkerJob } from "./outgoing.ts";
 
@@ -13,13 +12,48 @@ export type DispatchOutcome =
   /** Templates could not be resolved: the execution is now `failed` with template.unresolved. */
   | { readonly kind: "failed"; readonly row: ExecutionRow };
 
+export type ResolvedCall =
+  | { readonly ok: true; readonly functionName: string; readonly params: Record<string, unknown> }
+  | { readonly ok: false; readonly error: TemplateResolutionError };
+
 /**
- * pending → dispatched and the worker job, in the caller's transaction. Params that waited for a
- * worker output of an earlier step are resolved now, against the member's latest data.
+ * The function and parameters to send. Params that waited for a worker output of an earlier step
+ * (`params_resolved = false`) are resolved now, against the member's latest data.
  */
+export function resolveCall(
+  row: Pick<ExecutionRow, "functionName" | "paramsJson" | "paramsResolved">,
+  variables: () => Record<string, unknown>,
+): ResolvedCall {
+  const params = (row.paramsJson ?? {}) as Record<string, unknown>;
+  if (row.paramsResolved) return { ok: true, functionName: row.functionName, params };
+  try {
+    const known = variables();
+    return {
+      ok: true,
+      functionName: resolveTemplateString(row.functionName, known),
+      params: resolveParams(params, known),
+    };
+  } catch (error) {
+    if (!(error instanceof TemplateResolutionError)) throw error;
+    return { ok: false, error };
+  }
+}
+
+/** pending → failed with template.unresolved, through its own event (see ARCHITECTURE.md). */
+export function failToDispatch(
+  scope: HandlerScope,
+  ref: ExecutionRef,
+  error: TemplateResolutionError,
+): Promise<ExecutionRow | undefined> {
+  return transitionExecution(scope.trx, ref, "fail_to_dispatch", {
+    reason: "template.unresolved",
+    set: { errorCode: "template.unresolved", errorMessage: error.message, completedAt: scope.now() },
+  });
+}
+
+/** pending → dispatched and the worker job, in the scope's transaction, for one execution. */
 export async function dispatchExecution(
-  trx: Db,
-  ctx: OrchestratorContext,
+  scope: HandlerScope,
   args: {
     ref: ExecutionRef;
     row: ExecutionRow;
@@ -29,27 +63,23 @@ export async function dispatchExecution(
   },
 ): Promise<DispatchOutcome> {
   const { ref, row, batch } = args;
-  let functionName = row.functionName;
-  let params = (row.paramsJson ?? {}) as Record<string, unknown>;
-  if (!row.paramsResolved) {
-    try {
-      functionName = resolveTemplateString(functionName, args.variables);
-      params = resolveParams(params, args.variables);
-    } catch (error) {
-      if (!(error instanceof TemplateResolutionError)) throw error;
-      const failed = await transitionExecution(trx, ref, "fail_to_dispatch", {
-        reason: "template.unresolved",
-        set: { errorCode: "template.unresolved", errorMessage: error.message, completedAt: ctx.now() },
-      });
-      return failed === undefined ? { kind: "lost" } : { kind: "failed", row: failed };
-    }
+  const call = resolveCall(row, () => args.variables);
+  if (!call.ok) {
+    const failed = await failToDispatch(scope, ref, call.error);
+    return failed === undefined ? { kind: "lost" } : { kind: "failed", row: failed };
   }
   const jobId = jobIdFor(ref, row.retryCount, 0);
-  const dispatched = await transitionExecution(trx, ref, "dispatch", {
-    set: { jobId, dispatchedAt: ctx.now(), functionName, paramsJson: params, paramsResolved: true },
+  const dispatched = await transitionExecution(scope.trx, ref, "dispatch", {
+    set: {
+      jobId,
+      dispatchedAt: scope.now(),
+      functionName: call.functionName,
+      paramsJson: call.params,
+      paramsResolved: true,
+    },
   });
   if (dispatched === undefined) return { kind: "lost" };
-  await sendWorkerJob(trx, {
+  await sendWorkerJob(scope.trx, {
     ref,
     row: dispatched,
     jobId,

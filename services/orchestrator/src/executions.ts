@@ -8,22 +8,23 @@ import {
   transitionInit,
   transitionStep,
   type Db,
+  type ExecutionTransitionOptions,
   type InitExecution,
+  type PollDispatch,
   type StepExecution,
 } from "@matoolkit/db";
-import type { ExecutionEvent } from "@matoolkit/domain";
+import type { ExecutionAddress, ExecutionEvent, ExecutionKind } from "@matoolkit/domain";
+
+export { jobIdFor } from "@matoolkit/domain";
+export type { ExecutionKind };
 
 /**
  * Step executions (per member, in a phase) and init executions (per batch) share one state
  * machine and one set of columns. This module gives the orchestrator one way to address either,
- * so dispatch, polling and retry are written once.
+ * so dispatch, polling and retry are written once: one repository per kind, looked up by the
+ * reference's kind, each giving rows in the shared shape.
  */
-export type ExecutionKind = "step" | "init";
-
-export interface ExecutionRef {
-  readonly kind: ExecutionKind;
-  readonly id: number;
-}
+export type ExecutionRef = ExecutionAddress;
 
 /** One shape for both tables: the columns only one of them has are null on the other. */
 export type ExecutionRow = Omit<StepExecution, "phaseExecutionId" | "batchMemberId"> & {
@@ -32,7 +33,19 @@ export type ExecutionRow = Omit<StepExecution, "phaseExecutionId" | "batchMember
   readonly runbookVersion: number | null;
 };
 
-export type ExecutionUpdate = NonNullable<Parameters<typeof transitionStep>[3]>["set"];
+export type ExecutionUpdate = NonNullable<ExecutionTransitionOptions["set"]>;
+
+interface KindRepository {
+  get(db: Db, id: number): Promise<ExecutionRow | undefined>;
+  getForUpdate(db: Db, id: number): Promise<ExecutionRow | undefined>;
+  transition(
+    db: Db,
+    id: number,
+    event: ExecutionEvent,
+    options: ExecutionTransitionOptions,
+  ): Promise<ExecutionRow | undefined>;
+  recordPollDispatch(db: Db, id: number, values: PollDispatch): Promise<ExecutionRow | undefined>;
+}
 
 export function fromStep(row: StepExecution | undefined): ExecutionRow | undefined {
   return row === undefined ? undefined : { ...row, runbookVersion: null };
@@ -42,49 +55,47 @@ export function fromInit(row: InitExecution | undefined): ExecutionRow | undefin
   return row === undefined ? undefined : { ...row, phaseExecutionId: null, batchMemberId: null };
 }
 
+const repositories: Readonly<Record<ExecutionKind, KindRepository>> = {
+  step: {
+    get: async (db, id) => fromStep(await getStep(db, id)),
+    getForUpdate: async (db, id) => fromStep(await getStepForUpdate(db, id)),
+    transition: async (db, id, event, options) => fromStep(await transitionStep(db, id, event, options)),
+    recordPollDispatch: async (db, id, values) => fromStep(await recordPollDispatch(db, id, values)),
+  },
+  init: {
+    get: async (db, id) => fromInit(await getInit(db, id)),
+    getForUpdate: async (db, id) => fromInit(await getInitForUpdate(db, id)),
+    transition: async (db, id, event, options) => fromInit(await transitionInit(db, id, event, options)),
+    recordPollDispatch: async (db, id, values) => fromInit(await recordInitPollDispatch(db, id, values)),
+  },
+};
+
 export function refFromCorrelation(isInitStep: boolean, id: number): ExecutionRef {
   return { kind: isInitStep ? "init" : "step", id };
 }
 
-export async function loadExecution(db: Db, ref: ExecutionRef): Promise<ExecutionRow | undefined> {
-  return ref.kind === "init" ? fromInit(await getInit(db, ref.id)) : fromStep(await getStep(db, ref.id));
+export function loadExecution(db: Db, ref: ExecutionRef): Promise<ExecutionRow | undefined> {
+  return repositories[ref.kind].get(db, ref.id);
 }
 
 /** Loads the execution and locks its row until the transaction ends (poll bookkeeping). */
-export async function lockExecution(db: Db, ref: ExecutionRef): Promise<ExecutionRow | undefined> {
-  return ref.kind === "init"
-    ? fromInit(await getInitForUpdate(db, ref.id))
-    : fromStep(await getStepForUpdate(db, ref.id));
+export function lockExecution(db: Db, ref: ExecutionRef): Promise<ExecutionRow | undefined> {
+  return repositories[ref.kind].getForUpdate(db, ref.id);
 }
 
-export async function transitionExecution(
+export function transitionExecution(
   db: Db,
   ref: ExecutionRef,
   event: ExecutionEvent,
-  options: { reason?: string; set?: ExecutionUpdate; expectedJobId?: string },
+  options: ExecutionTransitionOptions,
 ): Promise<ExecutionRow | undefined> {
-  return ref.kind === "init"
-    ? fromInit(await transitionInit(db, ref.id, event, options))
-    : fromStep(await transitionStep(db, ref.id, event, options));
+  return repositories[ref.kind].transition(db, ref.id, event, options);
 }
 
-export async function recordExecutionPollDispatch(
+export function recordExecutionPollDispatch(
   db: Db,
   ref: ExecutionRef,
-  values: { jobId: string; lastPolledAt: Date },
+  values: PollDispatch,
 ): Promise<ExecutionRow | undefined> {
-  return ref.kind === "init"
-    ? fromInit(await recordInitPollDispatch(db, ref.id, values))
-    : fromStep(await recordPollDispatch(db, ref.id, values));
-}
-
-/**
- * Worker job ids must be unique per attempt so Service Bus duplicate detection never swallows a
- * retry or a poll (000 "Retry Protocol": `step-{id}-retry-{n}` / `init-{id}-retry-{n}`).
- */
-export function jobIdFor(ref: ExecutionRef, retryCount: number, pollCount: number): string {
-  let jobId = `${ref.kind}-${ref.id}`;
-  if (retryCount > 0) jobId += `-retry-${retryCount}`;
-  if (pollCount > 0) jobId += `-poll-${pollCount}`;
-  return jobId;
+  return repositories[ref.kind].recordPollDispatch(db, ref.id, values);
 }

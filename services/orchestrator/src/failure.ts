@@ -8,12 +8,11 @@ import {
   transitionBatch,
   transitionInit,
   transitionMember,
-  type Db,
   type RollbackStepRecord,
 } from "@matoolkit/db";
 import { reasonCodes, resolveStep, TemplateResolutionError } from "@matoolkit/domain";
 import { variablesFor, type BatchInfo } from "./batch-info.ts";
-import type { FollowUps, OrchestratorContext } from "./context.ts";
+import type { HandlerScope } from "./context.ts";
 import { transitionExecution, type ExecutionRef } from "./executions.ts";
 import { sendSelfCheck, sendUntrackedJob } from "./outgoing.ts";
 
@@ -22,13 +21,13 @@ import { sendSelfCheck, sendUntrackedJob } from "./outgoing.ts";
  * left, otherwise it is a terminal failure (rollback, then member or batch failure).
  */
 export async function handleFailedExecution(
-  trx: Db,
-  ctx: OrchestratorContext,
-  args: { ref: ExecutionRef; row: ExecutionRow; batch: BatchInfo; followUps: FollowUps },
+  scope: HandlerScope,
+  args: { ref: ExecutionRef; row: ExecutionRow; batch: BatchInfo },
 ): Promise<void> {
   const { row } = args;
+  const { trx } = scope;
   if (row.status === "failed" && row.maxRetries > 0 && row.retryCount < row.maxRetries) {
-    const retryAt = new Date(ctx.now().getTime() + (row.retryIntervalSec ?? 0) * 1000);
+    const retryAt = new Date(scope.now().getTime() + (row.retryIntervalSec ?? 0) * 1000);
     const pending = await transitionExecution(trx, args.ref, "retry", {
       reason: `retry ${row.retryCount + 1} of ${row.maxRetries}`,
       set: { retryCount: row.retryCount + 1, jobId: null, completedAt: null, retryAfter: retryAt },
@@ -43,7 +42,7 @@ export async function handleFailedExecution(
       return;
     }
   }
-  await handleTerminalFailure(trx, ctx, args);
+  await handleTerminalFailure(scope, args);
 }
 
 /**
@@ -51,13 +50,13 @@ export async function handleFailedExecution(
  * if it has one, then isolate the member (steps) or fail the batch (init).
  */
 export async function handleTerminalFailure(
-  trx: Db,
-  ctx: OrchestratorContext,
-  args: { ref: ExecutionRef; row: ExecutionRow; batch: BatchInfo; followUps: FollowUps },
+  scope: HandlerScope,
+  args: { ref: ExecutionRef; row: ExecutionRow; batch: BatchInfo },
 ): Promise<void> {
   const { ref, row, batch } = args;
+  const { trx } = scope;
   if (ref.kind === "init") {
-    await sendRollback(trx, ctx, {
+    await sendRollback(scope, {
       ...args,
       runbookVersion: row.runbookVersion ?? 0,
       variables: variablesFor(batch),
@@ -71,27 +70,24 @@ export async function handleTerminalFailure(
   const member = row.batchMemberId === null ? undefined : await getMember(trx, row.batchMemberId);
   const phase = row.phaseExecutionId === null ? undefined : await getPhase(trx, row.phaseExecutionId);
   if (member === undefined || phase === undefined) return;
-  await sendRollback(trx, ctx, {
+  await sendRollback(scope, {
     ...args,
     runbookVersion: phase.runbookVersion,
     variables: variablesFor(batch, member),
   });
-  await failMember(trx, {
-    memberId: member.id,
-    reason: `step ${row.stepName} failed`,
-    followUps: args.followUps,
-  });
+  await failMember(scope, { memberId: member.id, reason: `step ${row.stepName} failed` });
 }
 
 /** 000 HandleMemberFailureAsync: member failed, every non-terminal step of it in every phase cancelled. */
 export async function failMember(
-  trx: Db,
-  args: { memberId: number; reason: string; followUps: FollowUps },
+  scope: HandlerScope,
+  args: { memberId: number; reason: string },
 ): Promise<void> {
+  const { trx } = scope;
   await transitionMember(trx, args.memberId, "fail", { reason: args.reason });
   await cancelOpenStepsOfMember(trx, args.memberId, "member failed");
   const member = await getMember(trx, args.memberId);
-  if (member !== undefined) args.followUps.batchIds.add(member.batchId);
+  if (member !== undefined) scope.followUps.batchIds.add(member.batchId);
 }
 
 /**
@@ -100,8 +96,7 @@ export async function failMember(
  * job id, or not sent and why), which the steps API shows as the execution's `rollback`.
  */
 async function sendRollback(
-  trx: Db,
-  ctx: OrchestratorContext,
+  scope: HandlerScope,
   args: {
     ref: ExecutionRef;
     row: ExecutionRow;
@@ -111,8 +106,9 @@ async function sendRollback(
   },
 ): Promise<void> {
   const { ref, row, batch } = args;
+  const { trx } = scope;
   if (row.onFailure === null) return;
-  const runbook = await ctx.runbooks.get(trx, batch.runbookName, args.runbookVersion);
+  const runbook = await scope.runbooks.get(trx, batch.runbookName, args.runbookVersion);
   const sequence = runbook.rollbacks[row.onFailure] ?? [];
   const record = (index: number, stepName: string, outcome: RollbackStepRecord["outcome"]) =>
     recordRollbackStep(trx, {
@@ -148,13 +144,13 @@ async function sendRollback(
     } catch (error) {
       if (!(error instanceof TemplateResolutionError)) throw error;
       await record(index, step.name, { sent: false, reason: reasonCodes.templateUnresolved });
-      ctx.logger.error(
+      scope.logger.error(
         { batchId: batch.id, stepExecutionId: ref.id, rollback: row.onFailure, missing: error.missing },
         "rollback step not sent: unresolved template variables",
       );
     }
   }
-  ctx.logger.warn(
+  scope.logger.warn(
     { batchId: batch.id, stepExecutionId: ref.id, rollback: row.onFailure, steps: sequence.length },
     "rollback dispatched",
   );

@@ -8,6 +8,7 @@ import {
   routingProperties,
   workerResultMessageSchema,
   type OrchestratorEvent,
+  type WorkerResultMessage,
 } from "@matoolkit/domain";
 import {
   orchestratorEventsSubscription,
@@ -17,13 +18,14 @@ import {
   type MessageBus,
   type WorkflowEngine,
 } from "@matoolkit/runtime";
-import { runFollowUps } from "./completion.ts";
-import { emptyFollowUps, type FollowUps, type OrchestratorContext } from "./context.ts";
+import type { HandlerScope, OrchestratorContext } from "./context.ts";
+import { createGroupCommit } from "./group-commit.ts";
+import { inHandlerTransaction } from "./handler-transaction.ts";
 import { handleBatchInit } from "./handlers/batch-init.ts";
 import { handlePollCheck, handleRetryCheck } from "./handlers/checks.ts";
 import { handleMemberAdded, handleMemberRemoved } from "./handlers/members.ts";
 import { handlePhaseDue } from "./handlers/phase-due.ts";
-import { handleWorkerResult } from "./handlers/worker-result.ts";
+import { handleWorkerResults } from "./handlers/worker-results.ts";
 import { RunbookCache } from "./runbook-cache.ts";
 import { timeOutStuckExecutions } from "./stuck-executions.ts";
 import { createBatchWorkflowHost } from "./workflow/batch-workflow-host.ts";
@@ -89,8 +91,15 @@ export async function startOrchestratorService(options: OrchestratorOptions): Pr
   await options.bus.subscribe({ ...orchestratorEventsSubscription, concurrency }, (delivery) =>
     handleOrchestratorEvent(ctx, delivery),
   );
-  await options.bus.subscribe({ ...workerResultsSubscription, concurrency }, (delivery) =>
-    handleResultDelivery(ctx, delivery),
+  // Results are many and alike: the deliveries in flight at once are processed as one batch in
+  // one transaction (handleWorkerResults), so more of them in flight means fewer transactions.
+  const results = createGroupCommit<WorkerResultMessage>({
+    maxItems: RESULTS_PER_TRANSACTION,
+    flush: (batch) => processWorkerResults(ctx, batch),
+  });
+  await options.bus.subscribe(
+    { ...workerResultsSubscription, concurrency: Math.max(concurrency, RESULTS_IN_FLIGHT) },
+    (delivery) => results.submit(parseResult(delivery)),
   );
   return {
     ...ctx,
@@ -113,56 +122,54 @@ export async function handleOrchestratorEvent(ctx: OrchestratorContext, delivery
   if (!parsed.success) {
     throw new InvalidMessageError(`${type} body`, parsed.error);
   }
-  await inTransaction(ctx, (trx, followUps) =>
-    route(trx, ctx, { type, body: parsed.data } as OrchestratorEvent, followUps),
-  );
+  const event = { type, body: parsed.data } as OrchestratorEvent;
+  if (event.type === "batch-changed") {
+    // A nudge for the workflow host: no transaction of its own.
+    await ctx.batchChanged?.(event.body.BatchId);
+    return;
+  }
+  await inHandlerTransaction(ctx, (scope) => route(scope, event));
 }
 
-async function handleResultDelivery(ctx: OrchestratorContext, delivery: Delivery): Promise<void> {
+/** Worker results handled together in one transaction (see handleWorkerResults). */
+const RESULTS_PER_TRANSACTION = 128;
+/** Result deliveries taken at once, so a group commit has a group to commit. */
+const RESULTS_IN_FLIGHT = 128;
+
+function parseResult(delivery: Delivery): WorkerResultMessage {
   const parsed = workerResultMessageSchema.safeParse(delivery.body);
-  if (!parsed.success) {
-    throw new InvalidMessageError("worker result", parsed.error);
-  }
-  await inTransaction(ctx, (trx, followUps) =>
-    handleWorkerResult(trx, { ...ctx, db: trx }, parsed.data, followUps),
-  );
+  if (!parsed.success) throw new InvalidMessageError("worker result", parsed.error);
+  return parsed.data;
+}
+
+/** One transaction for the results, then the completion checks they asked for. */
+export function processWorkerResults(
+  ctx: OrchestratorContext,
+  results: readonly WorkerResultMessage[],
+): Promise<void> {
+  return inHandlerTransaction(ctx, (scope) => handleWorkerResults(scope, results));
 }
 
 function route(
-  trx: Db,
-  ctx: OrchestratorContext,
-  event: OrchestratorEvent,
-  followUps: FollowUps,
+  scope: HandlerScope,
+  event: Exclude<OrchestratorEvent, { type: "batch-changed" }>,
 ): Promise<void> {
-  const scoped = { ...ctx, db: trx };
   switch (event.type) {
     case "batch-init":
-      return handleBatchInit(trx, scoped, event.body, followUps);
+      return handleBatchInit(scope, event.body);
     case "phase-due":
-      return handlePhaseDue(trx, scoped, event.body, followUps);
+      return handlePhaseDue(scope, event.body);
     case "member-added":
-      return handleMemberAdded(trx, scoped, event.body, followUps);
+      return handleMemberAdded(scope, event.body);
     case "member-removed":
-      return handleMemberRemoved(trx, scoped, event.body, followUps);
+      return handleMemberRemoved(scope, event.body);
     case "poll-check":
-      return handlePollCheck(trx, scoped, event.body, followUps);
+      return handlePollCheck(scope, event.body);
     case "retry-check":
-      return handleRetryCheck(trx, scoped, event.body, followUps);
-    case "batch-changed":
-      return ctx.batchChanged?.(event.body.BatchId) ?? Promise.resolve();
+      return handleRetryCheck(scope, event.body);
     default: {
       const unreachable: never = event;
       throw new Error(`unhandled event ${String(unreachable)}`);
     }
   }
-}
-
-/** One transaction per message; completion checks after it commits (see FollowUps). */
-async function inTransaction(
-  ctx: OrchestratorContext,
-  work: (trx: Db, followUps: FollowUps) => Promise<void>,
-): Promise<void> {
-  const followUps = emptyFollowUps();
-  await ctx.db.transaction().execute((trx) => work(trx, followUps));
-  await runFollowUps(ctx, followUps);
 }

@@ -1,51 +1,57 @@
-import type { ExecutionRow } from "./executions.ts";
 import { enqueueOutbox, type Db } from "@matoolkit/db";
 import {
-  routingProperties,
-  topics,
+  selfCheckEnvelope,
+  workerJobEnvelope,
   type CorrelationData,
   type OrchestratorEventType,
-  type PollCheckMessage,
   type WorkerJobMessage,
 } from "@matoolkit/domain";
-import type { ExecutionRef } from "./executions.ts";
+import type { ExecutionRef, ExecutionRow } from "./executions.ts";
 
 /**
  * Everything the orchestrator sends goes through the transactional outbox, in the same
  * transaction as the status change that caused it: a committed `dispatched` always has its job
- * on the way, and a rolled-back one never sends a job (no lost step, no phantom job).
+ * on the way, and a rolled-back one never sends a job (no lost step, no phantom job). Message
+ * ids come from the envelopes (libs/domain), the one place that derives them.
  */
 export interface RunbookVersionRef {
   readonly runbookName: string;
   readonly runbookVersion: number;
 }
 
-export async function sendWorkerJob(
-  db: Db,
-  job: { ref: ExecutionRef; row: ExecutionRow; jobId: string; batchId: number; runbook: RunbookVersionRef },
-): Promise<void> {
+export interface TrackedJob {
+  readonly ref: ExecutionRef;
+  readonly row: Pick<ExecutionRow, "workerId" | "functionName" | "paramsJson">;
+  readonly jobId: string;
+  readonly batchId: number;
+  readonly runbook: RunbookVersionRef;
+}
+
+/** The worker jobs of dispatched executions, in one outbox statement. */
+export async function sendWorkerJobs(db: Db, jobs: readonly TrackedJob[]): Promise<void> {
+  if (jobs.length === 0) return;
+  await enqueueOutbox(db, jobs.map(trackedJobEnvelope));
+}
+
+export function sendWorkerJob(db: Db, job: TrackedJob): Promise<void> {
+  return sendWorkerJobs(db, [job]);
+}
+
+function trackedJobEnvelope(job: TrackedJob) {
   const correlation: CorrelationData = {
     StepExecutionId: job.ref.id,
     IsInitStep: job.ref.kind === "init",
     RunbookName: job.runbook.runbookName,
     RunbookVersion: job.runbook.runbookVersion,
   };
-  const body: WorkerJobMessage = {
+  return workerJobEnvelope({
     JobId: job.jobId,
     BatchId: job.batchId,
     WorkerId: job.row.workerId,
     FunctionName: job.row.functionName,
     Parameters: (job.row.paramsJson ?? {}) as Record<string, unknown>,
     CorrelationData: correlation,
-  };
-  await enqueueOutbox(db, [
-    {
-      messageId: `job:${job.jobId}`,
-      topic: topics.workerJobs,
-      properties: { [routingProperties.workerId]: job.row.workerId },
-      body,
-    },
-  ]);
+  });
 }
 
 /** Fire-and-forget jobs (rollback and member-removed steps): not tracked as executions (000). */
@@ -68,14 +74,7 @@ export async function sendUntrackedJob(
     Parameters: job.parameters,
     CorrelationData: job.correlation,
   };
-  await enqueueOutbox(db, [
-    {
-      messageId: `job:${job.jobId}`,
-      topic: topics.workerJobs,
-      properties: { [routingProperties.workerId]: job.workerId },
-      body,
-    },
-  ]);
+  await enqueueOutbox(db, [workerJobEnvelope(body)]);
 }
 
 /** poll-check / retry-check to ourselves, delivered at `at` (Service Bus ScheduledEnqueueTime). */
@@ -88,19 +87,5 @@ export async function sendSelfCheck(
     attempt: number;
   },
 ): Promise<void> {
-  const body: PollCheckMessage = { StepExecutionId: check.ref.id, IsInitStep: check.ref.kind === "init" };
-  await enqueueOutbox(db, [
-    {
-      // The scheduler's poll sweep builds the same id, so a sweep and a timer never double-poll.
-      messageId: selfCheckMessageId(check.type, check.ref, check.attempt),
-      topic: topics.orchestratorEvents,
-      properties: { [routingProperties.messageType]: check.type },
-      body,
-      deliverAt: check.at,
-    },
-  ]);
-}
-
-export function selfCheckMessageId(type: string, ref: ExecutionRef, attempt: number): string {
-  return `${type}:${ref.kind}:${ref.id}:${attempt}`;
+  await enqueueOutbox(db, [selfCheckEnvelope(check.type, check.ref, check.attempt, check.at)]);
 }

@@ -1,7 +1,8 @@
 import type { ExecutionRow } from "./executions.ts";
-import { getPhase, type Db } from "@matoolkit/db";
+import { getPhase, type PhaseExecution } from "@matoolkit/db";
+import type { RunbookDefinition } from "@matoolkit/domain";
 import type { BatchInfo } from "./batch-info.ts";
-import type { OrchestratorContext } from "./context.ts";
+import type { HandlerScope } from "./context.ts";
 
 /**
  * 000 "Worker Output Variables": a step's output_params map template variable → result field.
@@ -9,15 +10,23 @@ import type { OrchestratorContext } from "./context.ts";
  * Missing fields are skipped: a later step that needs one fails with template.unresolved.
  */
 export async function extractOutputs(
-  db: Db,
-  ctx: OrchestratorContext,
+  scope: HandlerScope,
   args: { row: ExecutionRow; batch: BatchInfo },
 ): Promise<Record<string, unknown>> {
   const { row, batch } = args;
   if (row.phaseExecutionId === null) return {};
-  const phase = await getPhase(db, row.phaseExecutionId);
+  const phase = await getPhase(scope.trx, row.phaseExecutionId);
   if (phase === undefined) return {};
-  const runbook = await ctx.runbooks.get(db, batch.runbookName, phase.runbookVersion);
+  const runbook = await scope.runbooks.get(scope.trx, batch.runbookName, phase.runbookVersion);
+  return outputsOf(row, phase, runbook);
+}
+
+/** The step's output params picked from its result (the step is found by phase name and index). */
+export function outputsOf(
+  row: Pick<ExecutionRow, "stepIndex" | "resultJson">,
+  phase: Pick<PhaseExecution, "phaseName">,
+  runbook: RunbookDefinition,
+): Record<string, unknown> {
   const step = runbook.phases.find((p) => p.name === phase.phaseName)?.steps[row.stepIndex];
   if (step === undefined || Object.keys(step.outputParams).length === 0) return {};
   return pickOutputs(row.resultJson, step.outputParams);

@@ -1,55 +1,135 @@
 import {
-  getMember,
-  getPhase,
+  dispatchSteps,
+  getMembersByIds,
+  getPhasesByIds,
   listInitsByBatch,
-  listStepsByMember,
+  listStepsOfMemberPhases,
   transitionBatch,
-  type Db,
+  type MemberPhase,
+  type PhaseExecution,
+  type StepDispatch,
+  type StepExecution,
 } from "@matoolkit/db";
+import { jobIdFor } from "@matoolkit/domain";
 import type { BatchInfo } from "./batch-info.ts";
-import { variablesFor } from "./batch-info.ts";
-import type { FollowUps, OrchestratorContext } from "./context.ts";
-import { dispatchExecution, nextDispatchable } from "./dispatch.ts";
+import { loadBatchInfos, variablesFor } from "./batch-info.ts";
+import type { HandlerScope } from "./context.ts";
+import { dispatchExecution, failToDispatch, nextDispatchable, resolveCall } from "./dispatch.ts";
 import { handleTerminalFailure } from "./failure.ts";
+import { sendWorkerJobs, type TrackedJob } from "./outgoing.ts";
+
+export type { MemberPhase };
+
+/** Rows the caller has already read in this transaction, so they are not read again. */
+export interface KnownRows {
+  readonly phases?: ReadonlyMap<number, PhaseExecution>;
+  readonly batches?: ReadonlyMap<number, BatchInfo>;
+}
 
 /**
- * Per-member progression (000 PhaseProgressionService.CheckMemberProgressionAsync): walk the
- * member's steps of one phase in step_index order and dispatch the next pending one. Members
- * progress independently; a member that is no longer active gets nothing.
+ * Per-member progression (000 PhaseProgressionService.CheckMemberProgressionAsync) for many
+ * members at once: for each (member, phase), walk the member's steps of that phase in step_index
+ * order and dispatch the next pending one. Members progress independently; a member that is no
+ * longer active gets nothing. Set-based: the members, phases, batches and steps are read in one
+ * query each, and every dispatch of the batch is ONE guarded transition and ONE outbox insert.
  */
-export async function advanceMember(
-  trx: Db,
-  ctx: OrchestratorContext,
-  args: { batch: BatchInfo; phaseExecutionId: number; memberId: number; followUps: FollowUps },
+export async function advanceMembers(
+  scope: HandlerScope,
+  pairs: readonly MemberPhase[],
+  known: KnownRows = {},
 ): Promise<void> {
-  const member = await getMember(trx, args.memberId);
-  if (member === undefined || member.status !== "active") return;
-  const phase = await getPhase(trx, args.phaseExecutionId);
+  if (pairs.length === 0) return;
+  const { trx } = scope;
+  const members = byId(
+    await getMembersByIds(
+      trx,
+      pairs.map((pair) => pair.memberId),
+    ),
+  );
+  const phases = await completeMap(known.phases, unique(pairs.map((pair) => pair.phaseExecutionId)), (ids) =>
+    getPhasesByIds(trx, ids).then(byId),
+  );
+  const batches = await completeMap(
+    known.batches,
+    unique([...phases.values()].map((phase) => phase.batchId)),
+    (ids) => loadBatchInfos(trx, ids),
+  );
   // A completed phase still progresses: a member that joined after it completed gets catch-up
   // steps in it (000 "Member Catch-Up Protocol": phases "dispatched or completed"), and they
   // must be dispatched, not left pending forever. Other phase states never have runnable steps.
-  if (phase === undefined || (phase.status !== "dispatched" && phase.status !== "completed")) return;
-  const steps = (await listStepsByMember(trx, args.memberId)).filter(
-    (step) => step.phaseExecutionId === args.phaseExecutionId,
-  );
-  const next = nextDispatchable(steps);
-  args.followUps.phaseIds.add(args.phaseExecutionId);
-  if (next === undefined) return;
-  const outcome = await dispatchExecution(trx, ctx, {
-    ref: { kind: "step", id: next.id },
-    row: { ...next, runbookVersion: null },
-    batch: args.batch,
-    runbookVersion: phase.runbookVersion,
-    variables: variablesFor(args.batch, member),
+  const runnable = uniquePairs(pairs).filter((pair) => {
+    const phase = phases.get(pair.phaseExecutionId);
+    return (
+      members.get(pair.memberId)?.status === "active" &&
+      (phase?.status === "dispatched" || phase?.status === "completed")
+    );
   });
-  if (outcome.kind === "failed") {
-    await handleTerminalFailure(trx, ctx, {
-      ref: { kind: "step", id: next.id },
-      row: outcome.row,
-      batch: args.batch,
-      followUps: args.followUps,
+  if (runnable.length === 0) return;
+  for (const pair of runnable) scope.followUps.phaseIds.add(pair.phaseExecutionId);
+
+  const chains = groupBy(await listStepsOfMemberPhases(trx, runnable), pairKeyOfStep);
+  const dispatches: { step: StepExecution; dispatch: StepDispatch; job: Omit<TrackedJob, "row"> }[] = [];
+  const unresolvable: {
+    step: StepExecution;
+    batch: BatchInfo;
+    error: Parameters<typeof failToDispatch>[2];
+  }[] = [];
+  for (const pair of runnable) {
+    const next = nextDispatchable(chains.get(pairKey(pair)) ?? []);
+    if (next === undefined) continue;
+    const phase = phases.get(pair.phaseExecutionId)!;
+    const batch = batches.get(phase.batchId);
+    if (batch === undefined) continue;
+    const member = members.get(pair.memberId)!;
+    const call = resolveCall(next, () => variablesFor(batch, member));
+    if (!call.ok) {
+      unresolvable.push({ step: next, batch, error: call.error });
+      continue;
+    }
+    const ref = { kind: "step", id: next.id } as const;
+    const jobId = jobIdFor(ref, next.retryCount, 0);
+    dispatches.push({
+      step: next,
+      dispatch: {
+        id: next.id,
+        jobId,
+        functionName: call.functionName,
+        paramsJson: call.params,
+        dispatchedAt: scope.now(),
+      },
+      job: {
+        ref,
+        jobId,
+        batchId: batch.id,
+        runbook: { runbookName: batch.runbookName, runbookVersion: phase.runbookVersion },
+      },
     });
   }
+
+  const dispatched = byId(
+    await dispatchSteps(
+      trx,
+      dispatches.map((entry) => entry.dispatch),
+    ),
+  );
+  // A step another delivery dispatched or cancelled first is not in `dispatched`: no job for it.
+  await sendWorkerJobs(
+    trx,
+    dispatches.flatMap(({ job, dispatch }) => {
+      const row = dispatched.get(dispatch.id);
+      return row === undefined ? [] : [{ ...job, row }];
+    }),
+  );
+  for (const { step, batch, error } of unresolvable) {
+    const ref = { kind: "step", id: step.id } as const;
+    const failed = await failToDispatch(scope, ref, error);
+    if (failed !== undefined) await handleTerminalFailure(scope, { ref, row: failed, batch });
+  }
+}
+
+/** One member, one phase: the catch-up and single-result paths. */
+export function advanceMember(scope: HandlerScope, pair: MemberPhase, known: KnownRows = {}): Promise<void> {
+  return advanceMembers(scope, [pair], known);
 }
 
 /**
@@ -57,30 +137,67 @@ export async function advanceMember(
  * has succeeded the batch becomes active.
  */
 export async function advanceInit(
-  trx: Db,
-  ctx: OrchestratorContext,
-  args: { batch: BatchInfo; runbookVersion: number; followUps: FollowUps },
+  scope: HandlerScope,
+  args: { batch: BatchInfo; runbookVersion: number },
 ): Promise<void> {
-  const inits = await listInitsByBatch(trx, args.batch.id, args.runbookVersion);
+  const inits = await listInitsByBatch(scope.trx, args.batch.id, args.runbookVersion);
   if (inits.length > 0 && inits.every((init) => init.status === "succeeded")) {
-    await transitionBatch(trx, args.batch.id, "activate", { reason: "init complete" });
+    await transitionBatch(scope.trx, args.batch.id, "activate", { reason: "init complete" });
     return;
   }
   const next = nextDispatchable(inits);
   if (next === undefined) return;
-  const outcome = await dispatchExecution(trx, ctx, {
-    ref: { kind: "init", id: next.id },
+  const ref = { kind: "init", id: next.id } as const;
+  const outcome = await dispatchExecution(scope, {
+    ref,
     row: { ...next, phaseExecutionId: null, batchMemberId: null },
     batch: args.batch,
     runbookVersion: args.runbookVersion,
     variables: variablesFor(args.batch),
   });
   if (outcome.kind === "failed") {
-    await handleTerminalFailure(trx, ctx, {
-      ref: { kind: "init", id: next.id },
-      row: outcome.row,
-      batch: args.batch,
-      followUps: args.followUps,
-    });
+    await handleTerminalFailure(scope, { ref, row: outcome.row, batch: args.batch });
   }
+}
+
+function pairKey(pair: MemberPhase): string {
+  return `${pair.memberId}:${pair.phaseExecutionId}`;
+}
+
+function pairKeyOfStep(step: StepExecution): string {
+  return `${step.batchMemberId}:${step.phaseExecutionId}`;
+}
+
+function uniquePairs(pairs: readonly MemberPhase[]): MemberPhase[] {
+  return [...new Map(pairs.map((pair) => [pairKey(pair), pair])).values()];
+}
+
+function unique(ids: readonly number[]): number[] {
+  return [...new Set(ids)];
+}
+
+function byId<T extends { id: number }>(rows: readonly T[]): Map<number, T> {
+  return new Map(rows.map((row) => [row.id, row]));
+}
+
+function groupBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const row of rows) {
+    const group = groups.get(key(row));
+    if (group === undefined) groups.set(key(row), [row]);
+    else group.push(row);
+  }
+  return groups;
+}
+
+/** `known` completed with the ids it lacks, read by `load` in one go. */
+async function completeMap<T>(
+  known: ReadonlyMap<number, T> | undefined,
+  ids: readonly number[],
+  load: (missing: number[]) => Promise<Map<number, T>>,
+): Promise<Map<number, T>> {
+  const result = new Map(known ?? []);
+  const missing = ids.filter((id) => !result.has(id));
+  if (missing.length > 0) for (const [id, row] of await load(missing)) result.set(id, row);
+  return result;
 }

@@ -1,8 +1,8 @@
-import { listStuckInits, listStuckSteps, type Db } from "@matoolkit/db";
+import { listStuckInits, listStuckSteps } from "@matoolkit/db";
 import { reasonCodes } from "@matoolkit/domain";
 import { loadBatchInfo } from "./batch-info.ts";
-import { runFollowUps } from "./completion.ts";
-import { emptyFollowUps, type FollowUps, type OrchestratorContext } from "./context.ts";
+import type { HandlerScope, OrchestratorContext } from "./context.ts";
+import { inHandlerTransaction } from "./handler-transaction.ts";
 import { lockExecution, transitionExecution, type ExecutionRef } from "./executions.ts";
 import { handleFailedExecution } from "./failure.ts";
 
@@ -41,13 +41,9 @@ export async function timeOutStuckExecutions(ctx: OrchestratorContext, now: Date
   ];
   let timedOut = 0;
   for (const candidate of candidates) {
-    const followUps = emptyFollowUps();
     try {
-      const failed = await ctx.db
-        .transaction()
-        .execute((trx) => timeOut(trx, { ...ctx, db: trx }, { candidate, now, followUps }));
+      const failed = await inHandlerTransaction(ctx, (scope) => timeOut(scope, { candidate, now }));
       if (failed) timedOut += 1;
-      await runFollowUps(ctx, followUps);
     } catch (error) {
       // One execution that cannot be failed now must not hold back the others; the next pass retries it.
       ctx.logger.error(
@@ -59,12 +55,9 @@ export async function timeOutStuckExecutions(ctx: OrchestratorContext, now: Date
   return timedOut;
 }
 
-async function timeOut(
-  trx: Db,
-  ctx: OrchestratorContext,
-  args: { candidate: Candidate; now: Date; followUps: FollowUps },
-): Promise<boolean> {
-  const { candidate, now, followUps } = args;
+async function timeOut(scope: HandlerScope, args: { candidate: Candidate; now: Date }): Promise<boolean> {
+  const { candidate, now } = args;
+  const { trx } = scope;
   const { ref } = candidate;
   // Locked and re-checked: since the scan, a result may have arrived or a retry re-dispatched it.
   const row = await lockExecution(trx, ref);
@@ -83,11 +76,11 @@ async function timeOut(
     },
   });
   if (failed === undefined) return false;
-  ctx.logger.warn(
+  scope.logger.warn(
     { batchId: batch.id, kind: ref.kind, executionId: ref.id, jobId: row.jobId, timeoutSec },
     "execution timed out waiting for its worker",
   );
-  if (failed.phaseExecutionId !== null) followUps.phaseIds.add(failed.phaseExecutionId);
-  await handleFailedExecution(trx, ctx, { ref, row: failed, batch, followUps });
+  if (failed.phaseExecutionId !== null) scope.followUps.phaseIds.add(failed.phaseExecutionId);
+  await handleFailedExecution(scope, { ref, row: failed, batch });
   return true;
 }

@@ -15,10 +15,12 @@ import {
 } from "@matoolkit/runtime";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { createFunctionRegistry, startWorkerService, type WorkerService } from "@matoolkit/worker";
-import { runFollowUps } from "./completion.ts";
-import { emptyFollowUps, type OrchestratorContext } from "./context.ts";
-import { handleWorkerResult } from "./handlers/worker-result.ts";
-import { handleOrchestratorEvent, startOrchestratorService } from "./orchestrator-service.ts";
+import type { OrchestratorContext } from "./context.ts";
+import {
+  handleOrchestratorEvent,
+  processWorkerResults,
+  startOrchestratorService,
+} from "./orchestrator-service.ts";
 import { createScenarioFunctions, type WorkerCall } from "./test-worker-functions.ts";
 
 export * from "./test-seed.ts";
@@ -129,12 +131,8 @@ export function deliverEvent(
 }
 
 /** Runs the result processor on this process exactly as the worker-results subscription does. */
-export async function deliverResult(ctx: OrchestratorContext, result: WorkerResultMessage): Promise<void> {
-  const followUps = emptyFollowUps();
-  await ctx.db
-    .transaction()
-    .execute((trx) => handleWorkerResult(trx, { ...ctx, db: trx }, result, followUps));
-  await runFollowUps(ctx, followUps);
+export function deliverResult(ctx: OrchestratorContext, result: WorkerResultMessage): Promise<void> {
+  return processWorkerResults(ctx, [result]);
 }
 
 /** Polls `read` until `done` holds (bounded): outcomes are awaited, never slept for. */

@@ -1,5 +1,5 @@
 import { enqueueOutbox, listPollingInitsDue, listPollingStepsDue, type Db } from "@matoolkit/db";
-import { routingProperties, topics, type PollCheckMessage } from "@matoolkit/domain";
+import { selfCheckEnvelope } from "@matoolkit/domain";
 
 /**
  * 000 "Timer Lifecycle" step 3: find polling steps and inits whose interval has elapsed
@@ -16,15 +16,7 @@ export async function sweepDuePolls(db: Db, now: Date): Promise<number> {
   if (due.length === 0) return 0;
   await enqueueOutbox(
     db,
-    due.map(({ kind, row }) => {
-      const body: PollCheckMessage = { StepExecutionId: row.id, IsInitStep: kind === "init" };
-      return {
-        messageId: `poll-check:${kind}:${row.id}:${row.pollCount + 1}`,
-        topic: topics.orchestratorEvents,
-        properties: { [routingProperties.messageType]: "poll-check" },
-        body,
-      };
-    }),
+    due.map(({ kind, row }) => selfCheckEnvelope("poll-check", { kind, id: row.id }, row.pollCount + 1)),
   );
   return due.length;
 }

@@ -1,9 +1,8 @@
 import {
   InvalidMessageError,
   reasonCodes,
-  routingProperties,
-  topics,
   workerJobMessageSchema,
+  workerResultEnvelope,
   workerResultMessageSchema,
 } from "@matoolkit/domain";
 import type { WorkerJobMessage, WorkerResultMessage } from "@matoolkit/domain";
@@ -255,10 +254,6 @@ async function republish(stored: unknown, deps: JobDeliveryDeps, log: Logger): P
 }
 
 function publishResult(result: WorkerResultMessage, deps: JobDeliveryDeps): Promise<void> {
-  return deps.bus.publish({
-    id: `result:${result.JobId}`,
-    topic: topics.workerResults,
-    body: result,
-    properties: { [routingProperties.workerId]: deps.workerId },
-  });
+  const { messageId, ...envelope } = workerResultEnvelope(result, deps.workerId);
+  return deps.bus.publish({ id: messageId, ...envelope });
 }

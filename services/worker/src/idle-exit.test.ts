@@ -112,6 +112,9 @@ describe("startWorkerService with idleExitMs (real timers, in-memory bus)", () =
       publish: async (message) => {
         published.push(message);
       },
+      publishMany: async (messages) => {
+        published.push(...messages);
+      },
       subscribe: async (_subscription, h) => {
         handler = h;
       },

@@ -41,6 +41,10 @@ beforeAll(async () => {
       published.push(message);
       await real.publish(message);
     },
+    publishMany: async (messages) => {
+      published.push(...messages);
+      await real.publishMany(messages);
+    },
     subscribe: (subscription, handler) => real.subscribe(subscription, handler),
     declareSubscription: (subscription) => real.declareSubscription(subscription),
     deadLetters: (subscription) => real.deadLetters(subscription),

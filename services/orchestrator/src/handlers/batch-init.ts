@@ -1,31 +1,26 @@
 import { insertInits, listInitsByBatch, lockBatch, transitionBatch } from "@matoolkit/db";
 import { batchMachine, type BatchInitMessage } from "@matoolkit/domain";
 import { loadBatchInfo, variablesFor } from "../batch-info.ts";
-import type { FollowUps, OrchestratorContext } from "../context.ts";
+import type { HandlerScope } from "../context.ts";
 import { prepareExecution } from "../prepare-execution.ts";
 import { advanceInit } from "../progression.ts";
-import type { Db } from "@matoolkit/db";
 
 /**
  * 000 BatchInitHandler: create the init executions of this runbook version on demand (once:
  * version-aware, a duplicate message finds them and creates nothing), then dispatch the first.
  */
-export async function handleBatchInit(
-  trx: Db,
-  ctx: OrchestratorContext,
-  message: BatchInitMessage,
-  followUps: FollowUps,
-): Promise<void> {
+export async function handleBatchInit(scope: HandlerScope, message: BatchInitMessage): Promise<void> {
+  const { trx } = scope;
   // Locked: a batch cancel running now either finishes first (and this sees `cancelled`) or waits
   // for this transaction and then cancels the init steps it created (see cancelBatch).
   await lockBatch(trx, message.BatchId, "update");
   const batch = await loadBatchInfo(trx, message.BatchId);
   if (batch === undefined) {
-    ctx.logger.warn({ batchId: message.BatchId }, "batch-init for a batch that does not exist: ignored");
+    scope.logger.warn({ batchId: message.BatchId }, "batch-init for a batch that does not exist: ignored");
     return;
   }
   if (batchMachine.isTerminal(batch.status)) return;
-  const runbook = await ctx.runbooks.get(trx, batch.runbookName, message.RunbookVersion);
+  const runbook = await scope.runbooks.get(trx, batch.runbookName, message.RunbookVersion);
   if (runbook.init.length === 0) {
     await transitionBatch(trx, batch.id, "activate", { reason: "runbook has no init steps" });
     return;
@@ -33,7 +28,7 @@ export async function handleBatchInit(
   if (batch.status === "detected") {
     await transitionBatch(trx, batch.id, "dispatch_init", {
       reason: "batch-init received",
-      set: { initDispatchedAt: ctx.now() },
+      set: { initDispatchedAt: scope.now() },
     });
   }
   const existing = await listInitsByBatch(trx, batch.id, message.RunbookVersion);
@@ -45,5 +40,5 @@ export async function handleBatchInit(
     });
     await insertInits(trx, rows);
   }
-  await advanceInit(trx, ctx, { batch, runbookVersion: message.RunbookVersion, followUps });
+  await advanceInit(scope, { batch, runbookVersion: message.RunbookVersion });
 }

@@ -1,7 +1,7 @@
 import { getMember, getPhase, type Db } from "@matoolkit/db";
 import { batchMachine, type PollCheckMessage, type RetryCheckMessage } from "@matoolkit/domain";
 import { loadBatchInfo, variablesFor } from "../batch-info.ts";
-import type { FollowUps, OrchestratorContext } from "../context.ts";
+import type { HandlerScope } from "../context.ts";
 import { dispatchExecution } from "../dispatch.ts";
 import {
   jobIdFor,
@@ -21,12 +21,8 @@ const POLL_CLOCK_TOLERANCE_MS = 1000;
  * as a failure (rollback, member failure) and never retried; otherwise re-dispatch the same
  * function with a new job id and poll_count + 1. The step stays `polling` meanwhile.
  */
-export async function handlePollCheck(
-  trx: Db,
-  ctx: OrchestratorContext,
-  message: PollCheckMessage,
-  followUps: FollowUps,
-): Promise<void> {
+export async function handlePollCheck(scope: HandlerScope, message: PollCheckMessage): Promise<void> {
+  const { trx } = scope;
   const ref = refFromCorrelation(message.IsInitStep, message.StepExecutionId);
   // Locked: the interval guard below reads last_polled_at, which no status guard protects. Two
   // checks for the same attempt at once (sweep and timer beyond the dedupe window) would both
@@ -35,8 +31,8 @@ export async function handlePollCheck(
   if (row === undefined || row.status !== "polling") return;
   const batch = await loadBatchInfo(trx, row.batchId);
   if (batch === undefined) return;
-  if (row.phaseExecutionId !== null) followUps.phaseIds.add(row.phaseExecutionId);
-  const now = ctx.now();
+  if (row.phaseExecutionId !== null) scope.followUps.phaseIds.add(row.phaseExecutionId);
+  const now = scope.now();
   // A second check for the same attempt (the scheduler's sweep after the orchestrator's own timer,
   // beyond the dedupe window) finds the step polled moments ago and leaves it alone.
   const lastPolledAt = row.lastPolledAt ?? row.pollStartedAt ?? now;
@@ -52,8 +48,7 @@ export async function handlePollCheck(
         completedAt: now,
       },
     });
-    if (timedOut !== undefined)
-      await handleTerminalFailure(trx, ctx, { ref, row: timedOut, batch, followUps });
+    if (timedOut !== undefined) await handleTerminalFailure(scope, { ref, row: timedOut, batch });
     return;
   }
   const jobId = jobIdFor(ref, row.retryCount, row.pollCount + 1);
@@ -73,12 +68,8 @@ export async function handlePollCheck(
  * 000 "Retry Protocol" step 3: dispatch only a step that is still `pending` (it may have been
  * cancelled since the retry was scheduled), and only for a member that is still active.
  */
-export async function handleRetryCheck(
-  trx: Db,
-  ctx: OrchestratorContext,
-  message: RetryCheckMessage,
-  followUps: FollowUps,
-): Promise<void> {
+export async function handleRetryCheck(scope: HandlerScope, message: RetryCheckMessage): Promise<void> {
+  const { trx } = scope;
   const ref = refFromCorrelation(message.IsInitStep, message.StepExecutionId);
   const row = await loadExecution(trx, ref);
   if (row === undefined || row.status !== "pending") return;
@@ -86,15 +77,14 @@ export async function handleRetryCheck(
   if (batch === undefined || batchMachine.isTerminal(batch.status)) return;
   const member = row.batchMemberId === null ? undefined : await getMember(trx, row.batchMemberId);
   if (ref.kind === "step" && member?.status !== "active") return;
-  const outcome = await dispatchExecution(trx, ctx, {
+  const outcome = await dispatchExecution(scope, {
     ref,
     row,
     batch,
     runbookVersion: await runbookVersionOf(trx, row),
     variables: variablesFor(batch, member),
   });
-  if (outcome.kind === "failed")
-    await handleTerminalFailure(trx, ctx, { ref, row: outcome.row, batch, followUps });
+  if (outcome.kind === "failed") await handleTerminalFailure(scope, { ref, row: outcome.row, batch });
 }
 
 async function runbookVersionOf(

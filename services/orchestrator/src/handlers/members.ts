@@ -18,7 +18,7 @@ import {
   type MemberRemovedMessage,
 } from "@matoolkit/domain";
 import { loadBatchInfo, variablesFor } from "../batch-info.ts";
-import type { FollowUps, OrchestratorContext } from "../context.ts";
+import type { HandlerScope } from "../context.ts";
 import { sendUntrackedJob } from "../outgoing.ts";
 import { prepareExecution } from "../prepare-execution.ts";
 import { advanceMember } from "../progression.ts";
@@ -27,12 +27,8 @@ import { advanceMember } from "../progression.ts";
  * 000 "Member Catch-Up Protocol": a member that joins an active batch gets the steps of every
  * phase already dispatched or completed; pending phases will include it when they fall due.
  */
-export async function handleMemberAdded(
-  trx: Db,
-  ctx: OrchestratorContext,
-  message: MemberAddedMessage,
-  followUps: FollowUps,
-): Promise<void> {
+export async function handleMemberAdded(scope: HandlerScope, message: MemberAddedMessage): Promise<void> {
+  const { trx } = scope;
   const member = await getMember(trx, message.BatchMemberId);
   if (member === undefined || member.status !== "active" || member.batchId !== message.BatchId) return;
   // Shared lock: catch-up steps and a batch cancel take turns (see cancelBatch); catch-ups don't.
@@ -50,7 +46,7 @@ export async function handleMemberAdded(
     // catch-up steps created now would be the phase's only steps, and the phase would complete
     // as soon as they finish, before phase-due runs, leaving every other member without steps.
     if (phase.status === "dispatched" && (await listStepsByPhase(trx, phase.id)).length === 0) continue;
-    const runbook = await ctx.runbooks.get(trx, batch.runbookName, phase.runbookVersion);
+    const runbook = await scope.runbooks.get(trx, batch.runbookName, phase.runbookVersion);
     const definition = runbook.phases.find((candidate) => candidate.name === phase.phaseName);
     if (definition === undefined) continue;
     const rows = definition.steps.map((step, index) => ({
@@ -60,7 +56,7 @@ export async function handleMemberAdded(
       batchMemberId: member.id,
     }));
     await insertSteps(trx, rows);
-    await advanceMember(trx, ctx, { batch, phaseExecutionId: phase.id, memberId: member.id, followUps });
+    await advanceMember(scope, { memberId: member.id, phaseExecutionId: phase.id });
   }
 }
 
@@ -68,22 +64,18 @@ export async function handleMemberAdded(
  * 000 "Member Removal Protocol": cancel the member's open steps, then send the runbook's
  * on_member_removed steps (fire-and-forget) with the member's data.
  */
-export async function handleMemberRemoved(
-  trx: Db,
-  ctx: OrchestratorContext,
-  message: MemberRemovedMessage,
-  followUps: FollowUps,
-): Promise<void> {
+export async function handleMemberRemoved(scope: HandlerScope, message: MemberRemovedMessage): Promise<void> {
+  const { trx } = scope;
   const member = await getMember(trx, message.BatchMemberId);
   if (member === undefined || member.batchId !== message.BatchId) return;
   if (member.status === "active")
     await transitionMember(trx, member.id, "remove", { reason: "member-removed received" });
   const cancelled = await cancelOpenStepsOfMember(trx, member.id, "member removed");
-  followUps.batchIds.add(member.batchId);
+  scope.followUps.batchIds.add(member.batchId);
   const batch = await getBatchWithRunbook(trx, member.batchId);
   const info = await loadBatchInfo(trx, member.batchId);
   if (batch === undefined || info === undefined) return;
-  const runbook = await ctx.runbooks.get(trx, batch.runbookName, batch.runbookVersion);
+  const runbook = await scope.runbooks.get(trx, batch.runbookName, batch.runbookVersion);
   for (const [index, step] of runbook.onMemberRemoved.entries()) {
     try {
       const resolved = resolveStep(step, variablesFor(info, member));
@@ -104,13 +96,13 @@ export async function handleMemberRemoved(
       });
     } catch (error) {
       if (!(error instanceof TemplateResolutionError)) throw error;
-      ctx.logger.error(
+      scope.logger.error(
         { batchId: batch.id, memberId: member.id, missing: error.missing },
         "on_member_removed step not sent: unresolved template variables",
       );
     }
   }
-  ctx.logger.info(
+  scope.logger.info(
     { batchId: batch.id, memberId: member.id, cancelledSteps: cancelled.length },
     "member removed",
   );

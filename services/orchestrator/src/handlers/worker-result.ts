@@ -1,5 +1,5 @@
 import type { ExecutionRow } from "../executions.ts";
-import { mergeWorkerData, type Db } from "@matoolkit/db";
+import { mergeWorkerData } from "@matoolkit/db";
 import {
   executionMachine,
   reasonCodes,
@@ -8,7 +8,7 @@ import {
   type WorkerResultMessage,
 } from "@matoolkit/domain";
 import { loadBatchInfo, type BatchInfo } from "../batch-info.ts";
-import type { FollowUps, OrchestratorContext } from "../context.ts";
+import type { HandlerScope } from "../context.ts";
 import { loadExecution, refFromCorrelation, transitionExecution, type ExecutionRef } from "../executions.ts";
 import { handleFailedExecution } from "../failure.ts";
 import { sendSelfCheck } from "../outgoing.ts";
@@ -20,21 +20,17 @@ import { extractOutputs } from "../outputs.ts";
  * execution's current job (an earlier attempt, a rollback job) or that arrives for a terminal
  * execution is ignored; status changes are SQL-guarded so concurrent results cannot both win.
  */
-export async function handleWorkerResult(
-  trx: Db,
-  ctx: OrchestratorContext,
-  result: WorkerResultMessage,
-  followUps: FollowUps,
-): Promise<void> {
+export async function handleWorkerResult(scope: HandlerScope, result: WorkerResultMessage): Promise<void> {
+  const { trx } = scope;
   const ref = refFromCorrelation(result.CorrelationData.IsInitStep, result.CorrelationData.StepExecutionId);
   const row = await loadExecution(trx, ref);
   if (row === undefined) {
-    ctx.logger.warn({ jobId: result.JobId }, "result for an execution that does not exist: ignored");
+    scope.logger.warn({ jobId: result.JobId }, "result for an execution that does not exist: ignored");
     return;
   }
-  if (row.phaseExecutionId !== null) followUps.phaseIds.add(row.phaseExecutionId);
+  if (row.phaseExecutionId !== null) scope.followUps.phaseIds.add(row.phaseExecutionId);
   if (row.jobId !== result.JobId || executionMachine.isTerminal(row.status as ExecutionStatus)) {
-    ctx.logger.debug(
+    scope.logger.debug(
       { jobId: result.JobId, currentJobId: row.jobId, status: row.status },
       "stale or duplicate result: ignored",
     );
@@ -45,10 +41,9 @@ export async function handleWorkerResult(
   if (result.Status === "Failure") {
     const error = result.Error;
     const code = failureCode(error?.Type ?? null, error?.IsThrottled ?? false);
-    await fail(trx, ctx, {
+    await fail(scope, {
       ref,
       batch,
-      followUps,
       code,
       message: error?.Message ?? "worker reported a failure",
       result,
@@ -56,60 +51,48 @@ export async function handleWorkerResult(
     return;
   }
   if (isIncomplete(result.Result)) {
-    await keepPolling(trx, ctx, { ref, row, batch, followUps, result });
+    await keepPolling(scope, { ref, row, batch, result });
     return;
   }
   const succeeded = await transitionExecution(trx, ref, "succeed", {
-    set: { resultJson: result.Result ?? null, completedAt: ctx.now() },
+    set: { resultJson: result.Result ?? null, completedAt: scope.now() },
     expectedJobId: result.JobId,
   });
   if (succeeded === undefined) return;
-  await afterSuccess(trx, ctx, { ref, row: succeeded, batch, followUps });
+  await afterSuccess(scope, { ref, row: succeeded, batch });
 }
 
 async function afterSuccess(
-  trx: Db,
-  ctx: OrchestratorContext,
-  args: { ref: ExecutionRef; row: ExecutionRow; batch: BatchInfo; followUps: FollowUps },
+  scope: HandlerScope,
+  args: { ref: ExecutionRef; row: ExecutionRow; batch: BatchInfo },
 ): Promise<void> {
-  const { ref, row, batch, followUps } = args;
+  const { ref, row, batch } = args;
   if (ref.kind === "init") {
-    await advanceInit(trx, ctx, { batch, runbookVersion: row.runbookVersion ?? 0, followUps });
+    await advanceInit(scope, { batch, runbookVersion: row.runbookVersion ?? 0 });
     return;
   }
   if (row.batchMemberId === null || row.phaseExecutionId === null) return;
-  const outputs = await extractOutputs(trx, ctx, { row, batch });
-  if (Object.keys(outputs).length > 0) await mergeWorkerData(trx, row.batchMemberId, outputs);
-  await advanceMember(trx, ctx, {
-    batch,
-    phaseExecutionId: row.phaseExecutionId,
-    memberId: row.batchMemberId,
-    followUps,
-  });
+  const outputs = await extractOutputs(scope, { row, batch });
+  if (Object.keys(outputs).length > 0) await mergeWorkerData(scope.trx, row.batchMemberId, outputs);
+  await advanceMember(scope, { memberId: row.batchMemberId, phaseExecutionId: row.phaseExecutionId });
 }
 
 /** 000 "Polling Protocol" step 4: `{complete: false}` → polling, then a poll-check after the interval. */
 async function keepPolling(
-  trx: Db,
-  ctx: OrchestratorContext,
-  args: {
-    ref: ExecutionRef;
-    row: ExecutionRow;
-    batch: BatchInfo;
-    followUps: FollowUps;
-    result: WorkerResultMessage;
-  },
+  scope: HandlerScope,
+  args: { ref: ExecutionRef; row: ExecutionRow; batch: BatchInfo; result: WorkerResultMessage },
 ): Promise<void> {
   const { ref, row } = args;
+  const { trx } = scope;
   if (!row.isPollStep || row.pollIntervalSec === null) {
-    await fail(trx, ctx, {
+    await fail(scope, {
       ...args,
       code: reasonCodes.workerError,
       message: "worker answered {complete: false} but the step has no poll configuration",
     });
     return;
   }
-  const now = ctx.now();
+  const now = scope.now();
   if (row.status === "dispatched") {
     const polling = await transitionExecution(trx, ref, "start_polling", {
       set: { pollStartedAt: now, lastPolledAt: now },
@@ -122,37 +105,30 @@ async function keepPolling(
 }
 
 async function fail(
-  trx: Db,
-  ctx: OrchestratorContext,
+  scope: HandlerScope,
   args: {
     ref: ExecutionRef;
     batch: BatchInfo;
-    followUps: FollowUps;
     code: string;
     message: string;
     result: WorkerResultMessage;
   },
 ): Promise<void> {
-  const failed = await transitionExecution(trx, args.ref, "fail", {
+  const failed = await transitionExecution(scope.trx, args.ref, "fail", {
     expectedJobId: args.result.JobId,
     reason: args.code,
     set: {
       errorCode: args.code,
       errorMessage: sanitizeErrorMessage(args.message),
       resultJson: args.result.Result ?? null,
-      completedAt: ctx.now(),
+      completedAt: scope.now(),
     },
   });
   if (failed === undefined) return;
-  await handleFailedExecution(trx, ctx, {
-    ref: args.ref,
-    row: failed,
-    batch: args.batch,
-    followUps: args.followUps,
-  });
+  await handleFailedExecution(scope, { ref: args.ref, row: failed, batch: args.batch });
 }
 
-function isIncomplete(result: unknown): boolean {
+export function isIncomplete(result: unknown): boolean {
   return (
     typeof result === "object" && result !== null && (result as { complete?: unknown }).complete === false
   );

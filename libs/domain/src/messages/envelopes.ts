@@ -1,0 +1,119 @@
+import type {
+  BatchChangedMessage,
+  BatchInitMessage,
+  MemberAddedMessage,
+  MemberRemovedMessage,
+  OrchestratorEventType,
+  PhaseDueMessage,
+  PollCheckMessage,
+} from "./orchestrator-events.ts";
+import { routingProperties, topics, type Topic } from "./topics.ts";
+import type { WorkerJobMessage, WorkerResultMessage } from "./worker-messages.ts";
+
+/**
+ * Every message the services send, built in ONE place: the message id is what the bus dedupes on
+ * (000: duplicate detection on MessageId), so two senders of "the same" message must build the
+ * same id, and two different messages never may. Each builder says what its id is derived from.
+ * The shape is what the outbox stores and what the bus publishes.
+ */
+export interface MessageEnvelope {
+  readonly messageId: string;
+  readonly topic: Topic;
+  readonly properties: Readonly<Record<string, string>>;
+  readonly body: unknown;
+  /** Scheduled delivery; absent means now. */
+  readonly deliverAt?: Date;
+}
+
+/** Which table an execution lives in; part of job ids and self-check ids. */
+export type ExecutionKind = "step" | "init";
+
+export interface ExecutionAddress {
+  readonly kind: ExecutionKind;
+  readonly id: number;
+}
+
+/**
+ * Worker job ids are unique per attempt so duplicate detection never swallows a retry or a poll
+ * (000 "Retry Protocol": `step-{id}-retry-{n}` / `init-{id}-retry-{n}`, then `-poll-{n}`).
+ */
+export function jobIdFor(execution: ExecutionAddress, retryCount: number, pollCount: number): string {
+  let jobId = `${execution.kind}-${execution.id}`;
+  if (retryCount > 0) jobId += `-retry-${retryCount}`;
+  if (pollCount > 0) jobId += `-poll-${pollCount}`;
+  return jobId;
+}
+
+function orchestratorEvent(
+  type: OrchestratorEventType,
+  messageId: string,
+  body: unknown,
+  deliverAt?: Date,
+): MessageEnvelope {
+  return {
+    messageId,
+    topic: topics.orchestratorEvents,
+    properties: { [routingProperties.messageType]: type },
+    body,
+    ...(deliverAt === undefined ? {} : { deliverAt }),
+  };
+}
+
+/** One batch-init per batch and runbook version (the admin API's advance and the workflow alike). */
+export function batchInitEnvelope(body: BatchInitMessage): MessageEnvelope {
+  return orchestratorEvent("batch-init", `batch-init:${body.BatchId}:${body.RunbookVersion}`, body);
+}
+
+/** One phase-due per phase execution. */
+export function phaseDueEnvelope(body: PhaseDueMessage): MessageEnvelope {
+  return orchestratorEvent("phase-due", `phase-due:${body.PhaseExecutionId}`, body);
+}
+
+/** One member-added per member row (a re-added member is a new row). */
+export function memberAddedEnvelope(body: MemberAddedMessage): MessageEnvelope {
+  return orchestratorEvent("member-added", `member-added:${body.BatchMemberId}`, body);
+}
+
+export function memberRemovedEnvelope(body: MemberRemovedMessage): MessageEnvelope {
+  return orchestratorEvent("member-removed", `member-removed:${body.BatchMemberId}`, body);
+}
+
+/** A nudge: unique per call, since two nudges in one dedupe window must both arrive. */
+export function batchChangedEnvelope(body: BatchChangedMessage, reason: string): MessageEnvelope {
+  const unique = `${Date.now()}:${Math.random().toString(36).slice(2, 8)}`;
+  return orchestratorEvent("batch-changed", `batch-changed:${body.BatchId}:${reason}:${unique}`, body);
+}
+
+/**
+ * poll-check / retry-check of one execution's attempt, delivered at `at` (absent: now). The
+ * orchestrator's timer and the scheduler's poll sweep build the same id, so they never double-poll.
+ */
+export function selfCheckEnvelope(
+  type: Extract<OrchestratorEventType, "poll-check" | "retry-check">,
+  execution: ExecutionAddress,
+  attempt: number,
+  at?: Date,
+): MessageEnvelope {
+  const body: PollCheckMessage = { StepExecutionId: execution.id, IsInitStep: execution.kind === "init" };
+  return orchestratorEvent(type, `${type}:${execution.kind}:${execution.id}:${attempt}`, body, at);
+}
+
+/** One message per job id (so per attempt), routed to its worker pool. */
+export function workerJobEnvelope(job: WorkerJobMessage): MessageEnvelope {
+  return {
+    messageId: `job:${job.JobId}`,
+    topic: topics.workerJobs,
+    properties: { [routingProperties.workerId]: job.WorkerId },
+    body: job,
+  };
+}
+
+/** One result per job id: a republished stored result is dropped by the bus as a duplicate. */
+export function workerResultEnvelope(result: WorkerResultMessage, workerId: string): MessageEnvelope {
+  return {
+    messageId: `result:${result.JobId}`,
+    topic: topics.workerResults,
+    properties: { [routingProperties.workerId]: workerId },
+    body: result,
+  };
+}

@@ -1,0 +1,20 @@
+import { runFollowUps } from "./completion.ts";
+import { advanceMembers } from "./progression.ts";
+import { emptyFollowUps, type HandlerScope, type OrchestratorContext } from "./context.ts";
+
+/** One transaction for `work`, then the completion checks it asked for, after the commit. */
+export async function inHandlerTransaction<T>(
+  ctx: OrchestratorContext,
+  work: (scope: HandlerScope) => Promise<T>,
+): Promise<T> {
+  const followUps = emptyFollowUps();
+  const result = await ctx.db
+    .transaction()
+    .execute((trx) => work({ trx, logger: ctx.logger, runbooks: ctx.runbooks, now: ctx.now, followUps }));
+  // Chunked starts first: the completion checks below must see the steps they dispatch.
+  for (const chunk of followUps.memberStarts) {
+    await inHandlerTransaction(ctx, (scope) => advanceMembers(scope, chunk));
+  }
+  await runFollowUps(ctx, followUps);
+  return result;
+}

@@ -1,0 +1,103 @@
+import {
+  getPhasesByIds,
+  mergeWorkerData,
+  phaseIdsOfSteps,
+  succeedSteps,
+  type StepExecution,
+} from "@matoolkit/db";
+import type { WorkerResultMessage } from "@matoolkit/domain";
+import { loadBatchInfos } from "../batch-info.ts";
+import type { HandlerScope } from "../context.ts";
+import { outputsOf } from "../outputs.ts";
+import { advanceMembers, type KnownRows } from "../progression.ts";
+import { handleWorkerResult, isIncomplete } from "./worker-result.ts";
+
+/**
+ * 000 ResultProcessor for a batch of results in ONE transaction. The common case, a member step
+ * that completed, is set-based: one guarded transition moves every such step whose job is still
+ * the current one to `succeeded` (stale and duplicate results move nothing, as one by one), the
+ * outputs are merged, and the members' next steps are dispatched together (advanceMembers).
+ * Everything else (failures, `{complete:false}`, init steps) goes the one-by-one way, in the same
+ * transaction; those are rare and have more to decide.
+ */
+export async function handleWorkerResults(
+  scope: HandlerScope,
+  results: readonly WorkerResultMessage[],
+): Promise<void> {
+  const completedSteps: WorkerResultMessage[] = [];
+  for (const result of results) {
+    if (isCompletedStep(result)) completedSteps.push(result);
+    else await handleWorkerResult(scope, result);
+  }
+  if (completedSteps.length > 0) await succeedCompletedSteps(scope, completedSteps);
+}
+
+function isCompletedStep(result: WorkerResultMessage): boolean {
+  return result.Status === "Success" && !result.CorrelationData.IsInitStep && !isIncomplete(result.Result);
+}
+
+async function succeedCompletedSteps(
+  scope: HandlerScope,
+  results: readonly WorkerResultMessage[],
+): Promise<void> {
+  const { trx } = scope;
+  const now = scope.now();
+  const succeeded = await succeedSteps(
+    trx,
+    results.map((result) => ({
+      id: result.CorrelationData.StepExecutionId,
+      jobId: result.JobId,
+      result: result.Result ?? null,
+      completedAt: now,
+    })),
+  );
+  const moved = new Set(succeeded.map((step) => step.id));
+  const ignored = results.filter((result) => !moved.has(result.CorrelationData.StepExecutionId));
+  if (ignored.length > 0) {
+    // A stale or duplicate result changes nothing, but its phase is checked again after commit,
+    // as one by one (a duplicate may be the redelivery of a result whose checks never ran).
+    scope.logger.debug({ results: ignored.length }, "stale or duplicate results: ignored");
+    const phaseIds = await phaseIdsOfSteps(
+      trx,
+      ignored.map((result) => result.CorrelationData.StepExecutionId),
+    );
+    for (const phaseId of phaseIds) scope.followUps.phaseIds.add(phaseId);
+  }
+  if (succeeded.length === 0) return;
+
+  const phases = new Map(
+    (
+      await getPhasesByIds(
+        trx,
+        succeeded.map((step) => step.phaseExecutionId),
+      )
+    ).map((p) => [p.id, p]),
+  );
+  const batches = await loadBatchInfos(
+    trx,
+    [...phases.values()].map((phase) => phase.batchId),
+  );
+  for (const step of succeeded) scope.followUps.phaseIds.add(step.phaseExecutionId);
+  await mergeOutputs(scope, succeeded, { phases, batches });
+  await advanceMembers(
+    scope,
+    succeeded.map((step) => ({ memberId: step.batchMemberId, phaseExecutionId: step.phaseExecutionId })),
+    { phases, batches },
+  );
+}
+
+/** 000 "Worker Output Variables", before the next steps resolve their templates against them. */
+async function mergeOutputs(
+  scope: HandlerScope,
+  steps: readonly StepExecution[],
+  known: Required<KnownRows>,
+): Promise<void> {
+  for (const step of steps) {
+    const phase = known.phases.get(step.phaseExecutionId);
+    const batch = phase === undefined ? undefined : known.batches.get(phase.batchId);
+    if (phase === undefined || batch === undefined) continue;
+    const runbook = await scope.runbooks.get(scope.trx, batch.runbookName, phase.runbookVersion);
+    const outputs = outputsOf(step, phase, runbook);
+    if (Object.keys(outputs).length > 0) await mergeWorkerData(scope.trx, step.batchMemberId, outputs);
+  }
+}
