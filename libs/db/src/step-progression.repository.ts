@@ -128,3 +128,71 @@ export async function phaseIdsOfSteps(db: Db, ids: readonly number[]): Promise<n
   );
   return result.rows.map((row) => Number(row.phase_execution_id));
 }
+
+/** A step to create `pending`: what the runbook step resolved to for this member. */
+export interface PendingStep {
+  readonly batchId: number;
+  readonly phaseExecutionId: number;
+  readonly batchMemberId: number;
+  readonly stepName: string;
+  readonly stepIndex: number;
+  readonly workerId: string;
+  readonly functionName: string;
+  readonly paramsJson: Record<string, unknown>;
+  readonly paramsResolved: boolean;
+  readonly isPollStep: boolean;
+  readonly pollIntervalSec: number | null;
+  readonly pollTimeoutSec: number | null;
+  readonly onFailure: string | null;
+  readonly maxRetries: number;
+  readonly retryIntervalSec: number | null;
+  readonly timeoutSec: number | null;
+}
+
+/** Rows per statement: one jsonb parameter each, so the size is bounded by memory, not bind parameters. */
+const PENDING_STEPS_PER_STATEMENT = 5_000;
+
+/**
+ * Creates pending steps (a phase's 50,000 for 10,000 members × 5 steps): each chunk travels as
+ * ONE jsonb parameter, typed by `jsonb_to_recordset`, instead of 17 bind parameters per row that
+ * the query builder would compile. A step that exists for (phase, member, step index) is skipped,
+ * which makes a duplicate phase-due harmless. Returns how many rows were inserted.
+ */
+export async function createPendingSteps(db: Db, rows: readonly PendingStep[]): Promise<number> {
+  let inserted = 0;
+  for (let offset = 0; offset < rows.length; offset += PENDING_STEPS_PER_STATEMENT) {
+    const chunk = rows.slice(offset, offset + PENDING_STEPS_PER_STATEMENT).map((row) => ({
+      batch_id: row.batchId,
+      phase_execution_id: row.phaseExecutionId,
+      batch_member_id: row.batchMemberId,
+      step_name: row.stepName,
+      step_index: row.stepIndex,
+      worker_id: row.workerId,
+      function_name: row.functionName,
+      params_json: row.paramsJson,
+      params_resolved: row.paramsResolved,
+      is_poll_step: row.isPollStep,
+      poll_interval_sec: row.pollIntervalSec,
+      poll_timeout_sec: row.pollTimeoutSec,
+      on_failure: row.onFailure,
+      max_retries: row.maxRetries,
+      retry_interval_sec: row.retryIntervalSec,
+      timeout_sec: row.timeoutSec,
+    }));
+    const result = await sql`
+      INSERT INTO step_executions (batch_id, phase_execution_id, batch_member_id, step_name, step_index,
+        worker_id, function_name, params_json, params_resolved, is_poll_step, poll_interval_sec,
+        poll_timeout_sec, on_failure, max_retries, retry_interval_sec, timeout_sec)
+      SELECT batch_id, phase_execution_id, batch_member_id, step_name, step_index,
+        worker_id, function_name, params_json, params_resolved, is_poll_step, poll_interval_sec,
+        poll_timeout_sec, on_failure, max_retries, retry_interval_sec, timeout_sec
+      FROM jsonb_to_recordset(${JSON.stringify(chunk)}::jsonb) AS r(batch_id bigint, phase_execution_id bigint,
+        batch_member_id bigint, step_name text, step_index int, worker_id text, function_name text,
+        params_json jsonb, params_resolved boolean, is_poll_step boolean, poll_interval_sec int,
+        poll_timeout_sec int, on_failure text, max_retries int, retry_interval_sec int, timeout_sec int)
+      ORDER BY batch_member_id, step_index
+      ON CONFLICT (phase_execution_id, batch_member_id, step_index) DO NOTHING`.execute(db);
+    inserted += Number(result.numAffectedRows ?? 0n);
+  }
+  return inserted;
+}

@@ -54,7 +54,7 @@ export async function openDatabase(
       logger.info({ component: "embedded-postgres" }, "embedded PostgreSQL stopped");
     };
   }
-  const db = createDb({ connectionString, applicationName });
+  const db = createDb({ connectionString, applicationName, maxConnections: config.databasePoolSize });
   await migrateToLatest(db);
   return {
     db,

@@ -15,6 +15,13 @@ describe("platform configuration", () => {
     expect(config.dapr).toBeUndefined();
   });
 
+  it("sizes the connection pool from MATOOLKIT_DB_POOL_SIZE and names the variable when it is not a size", () => {
+    expect(platformConfigFromEnv({}).databasePoolSize).toBe(30);
+    expect(platformConfigFromEnv({ MATOOLKIT_DB_POOL_SIZE: "64" }).databasePoolSize).toBe(64);
+    expect(() => platformConfigFromEnv({ MATOOLKIT_DB_POOL_SIZE: "1" })).toThrow(/MATOOLKIT_DB_POOL_SIZE/);
+    expect(() => platformConfigFromEnv({ MATOOLKIT_DB_POOL_SIZE: "many" })).toThrow(/MATOOLKIT_DB_POOL_SIZE/);
+  });
+
   it("applies the dapr and aca presets, and lets one port's variable override its preset", () => {
     expect(platformConfigFromEnv({ ...server, MATOOLKIT_RUNTIME: "dapr" }).adapters).toEqual({
       bus: "dapr",

@@ -49,6 +49,12 @@ export const platformConfigSchema = z
     workflow: z.enum(["embedded", "dapr"]).optional(),
     logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
     dedupeWindowSeconds: z.coerce.number().int().positive().default(600),
+    /**
+     * Connections of this process's pool. Each worker slot holds one briefly per job (claim,
+     * record), the orchestrator one per result batch, the relay two per pass: with the default
+     * worker concurrency, 10 made jobs queue for a connection rather than for work.
+     */
+    databasePoolSize: z.coerce.number().int().min(2).max(500).default(30),
     daprHttpEndpoint: z.string().optional(),
     daprHttpPort: z.coerce.number().int().min(1).max(65535).default(3500),
     daprGrpcPort: z.coerce.number().int().min(1).max(65535).default(50001),
@@ -109,6 +115,7 @@ export const platformConfigSchema = z
       embeddedPostgresPort: raw.embeddedPostgresPort,
       logLevel: raw.logLevel,
       dedupeWindowSeconds: raw.dedupeWindowSeconds,
+      databasePoolSize: raw.databasePoolSize,
       adapters,
       /** Present when at least one port uses a Dapr adapter. */
       dapr: usesDapr ? dapr : undefined,
@@ -128,6 +135,7 @@ const envNames: Record<string, string> = {
   workflow: "MATOOLKIT_WORKFLOW",
   logLevel: "LOG_LEVEL",
   dedupeWindowSeconds: "MATOOLKIT_DEDUPE_WINDOW_SECONDS",
+  databasePoolSize: "MATOOLKIT_DB_POOL_SIZE",
   daprHttpEndpoint: "DAPR_HTTP_ENDPOINT",
   daprHttpPort: "DAPR_HTTP_PORT",
   daprGrpcPort: "DAPR_GRPC_PORT",

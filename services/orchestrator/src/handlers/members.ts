@@ -3,7 +3,7 @@ import {
   getPhaseForUpdate,
   getBatchWithRunbook,
   getMember,
-  insertSteps,
+  createPendingSteps,
   listPhases,
   listStepsByMember,
   listStepsByPhase,
@@ -55,7 +55,7 @@ export async function handleMemberAdded(scope: HandlerScope, message: MemberAdde
       phaseExecutionId: phase.id,
       batchMemberId: member.id,
     }));
-    await insertSteps(trx, rows);
+    await createPendingSteps(trx, rows);
     await advanceMember(scope, { memberId: member.id, phaseExecutionId: phase.id });
   }
 }

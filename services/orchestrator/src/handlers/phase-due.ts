@@ -1,6 +1,6 @@
 import {
   getPhaseForUpdate,
-  insertSteps,
+  createPendingSteps,
   listMembers,
   listStepsByPhase,
   transitionPhase,
@@ -68,7 +68,7 @@ export async function handlePhaseDue(scope: HandlerScope, message: PhaseDueMessa
     scope.followUps.batchIds.add(batch.id);
     return;
   }
-  await insertSteps(
+  await createPendingSteps(
     trx,
     members.flatMap((member) =>
       definition.steps.map((step, index) => ({
