@@ -5,5 +5,5 @@ export { positionRunbookProblems } from "./position-problems.ts";
 export type { Finding as RunbookFinding, RunbookProblem } from "./problems.ts";
 export { RunbookValidationError } from "./problems.ts";
 export * from "./time.ts";
-export { runbookYamlSchema } from "./yaml-schema.ts";
+export { MAX_NAME_LENGTH, runbookYamlSchema } from "./yaml-schema.ts";
 export type { RunbookYaml } from "./yaml-schema.ts";

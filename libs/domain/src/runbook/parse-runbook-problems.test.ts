@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { RunbookProblem } from "./index.ts";
-import { parseRunbook } from "./index.ts";
+import { MAX_NAME_LENGTH, parseRunbook } from "./index.ts";
 
 const lines = (...text: string[]) => text.join("\n") + "\n";
 
@@ -202,5 +202,23 @@ describe("text the database cannot store", () => {
       { path: "name", line: 1, column: 7 },
       { path: "description", line: 2, column: 14 },
     ]);
+  });
+});
+
+describe("names longer than a database index can hold", () => {
+  it("are refused at their line with the limit (a 500 at publish before; found by the fuzz test)", () => {
+    const yaml = (name: string, step: string) =>
+      `name: ${name}\ndata_source:\n  type: csv\n  path: m.csv\n  primary_key: Upn\nphases:\n  - name: go\n    offset: T-0\n    steps:\n      - name: ${step}\n        worker_id: worker-01\n        function: Test-Echo\n`;
+    const long = "x".repeat(MAX_NAME_LENGTH + 1);
+    const result = parseRunbook(yaml(long, long));
+    expect(result.ok).toBe(false);
+    const problems = result.ok
+      ? []
+      : result.problems.filter((problem) => problem.message.includes("at most"));
+    expect(problems.map(({ path, line }) => ({ path, line }))).toEqual([
+      { path: "name", line: 1 },
+      { path: "phases[0].steps[0].name", line: 10 },
+    ]);
+    expect(parseRunbook(yaml("x".repeat(MAX_NAME_LENGTH), "step")).ok).toBe(true);
   });
 });

@@ -18,6 +18,12 @@ function strictMapping<Shape extends z.ZodRawShape>(shape: Shape) {
 }
 
 const nonEmptyText = z.string().min(1, "must not be empty");
+/**
+ * Names end up in URLs, indexed columns and log lines: PostgreSQL cannot index a value over about
+ * 2.7 kB, so an unbounded name would be a 500 at publish instead of a clear refusal here.
+ */
+export const MAX_NAME_LENGTH = 128;
+const nameText = nonEmptyText.max(MAX_NAME_LENGTH, `must be at most ${MAX_NAME_LENGTH} characters`);
 
 function timeText(parse: (text: string) => number) {
   // A bare number (`timeout: 10`) is almost always a forgotten unit: read it as text so the author
@@ -57,12 +63,12 @@ const workerIdText = z
   );
 
 export const stepYamlSchema = strictMapping({
-  name: nonEmptyText,
+  name: nameText,
   worker_id: workerIdText,
   function: nonEmptyText,
   params: z.record(z.string(), z.unknown()).optional(),
   output_params: z.record(z.string(), z.string()).optional(),
-  on_failure: nonEmptyText.optional(),
+  on_failure: nameText.optional(),
   poll: pollYamlSchema.optional(),
   retry: retryYamlSchema.optional(),
   timeout: durationText.optional(),
@@ -70,7 +76,7 @@ export const stepYamlSchema = strictMapping({
 export type StepYaml = z.infer<typeof stepYamlSchema>;
 
 export const phaseYamlSchema = strictMapping({
-  name: nonEmptyText,
+  name: nameText,
   offset: offsetText,
   steps: z.array(stepYamlSchema).min(1, "a phase needs at least one step"),
 });
@@ -81,16 +87,16 @@ export const dataSourceYamlSchema = strictMapping({
   warehouse_id: nonEmptyText.optional(),
   query: nonEmptyText.optional(),
   path: nonEmptyText.optional(),
-  primary_key: nonEmptyText,
-  batch_time_column: nonEmptyText.optional(),
+  primary_key: nameText,
+  batch_time_column: nameText.optional(),
   batch_time: z.literal("immediate").optional(),
   multi_valued_columns: z
-    .array(strictMapping({ name: nonEmptyText, format: z.enum(multiValuedFormats) }))
+    .array(strictMapping({ name: nameText, format: z.enum(multiValuedFormats) }))
     .optional(),
 });
 
 export const runbookYamlSchema = strictMapping({
-  name: nonEmptyText,
+  name: nameText,
   description: z.string().optional(),
   data_source: dataSourceYamlSchema,
   retry: retryYamlSchema.optional(),
