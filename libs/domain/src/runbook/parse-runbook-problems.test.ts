@@ -208,7 +208,7 @@ describe("text the database cannot store", () => {
 describe("names longer than a database index can hold", () => {
   it("are refused at their line with the limit (a 500 at publish before; found by the fuzz test)", () => {
     const yaml = (name: string, step: string) =>
-      `name: ${name}\ndata_source:\n  type: csv\n  path: m.csv\n  primary_key: Upn\nphases:\n  - name: go\n    offset: T-0\n    steps:\n      - name: ${step}\n        worker_id: worker-01\n        function: Test-Echo\n`;
+      `name: ${name}\ndata_source:\n  type: csv\n  path: m.csv\n  primary_key: Upn\n  batch_time: immediate\nphases:\n  - name: go\n    offset: T-0\n    steps:\n      - name: ${step}\n        worker_id: worker-01\n        function: Test-Echo\n`;
     const long = "x".repeat(MAX_NAME_LENGTH + 1);
     const result = parseRunbook(yaml(long, long));
     expect(result.ok).toBe(false);
@@ -217,7 +217,7 @@ describe("names longer than a database index can hold", () => {
       : result.problems.filter((problem) => problem.message.includes("at most"));
     expect(problems.map(({ path, line }) => ({ path, line }))).toEqual([
       { path: "name", line: 1 },
-      { path: "phases[0].steps[0].name", line: 10 },
+      { path: "phases[0].steps[0].name", line: 11 },
     ]);
     expect(parseRunbook(yaml("x".repeat(MAX_NAME_LENGTH), "step")).ok).toBe(true);
   });
