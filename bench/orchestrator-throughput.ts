@@ -1,7 +1,9 @@
 // Orchestrator benchmark (issue "Orchestrator", run on demand, not in CI):
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench:orchestrator
 // Options: BENCH_MEMBERS (default 10000), BENCH_STEPS (5), BENCH_RETRY_MEMBERS (500),
-// BENCH_BUS_MESSAGES (5000), BENCH_WORKER_CONCURRENCY (32), BENCH_ORCHESTRATOR_CONCURRENCY (16).
+// BENCH_BUS_MESSAGES (5000), BENCH_WORKER_CONCURRENCY (32), BENCH_ORCHESTRATOR_CONCURRENCY (16),
+// BENCH_RUNTIME (embedded | dapr: the Dapr adapters against the stand-in sidecar, broker and
+// workflow task hub in this process, as the Dapr end-to-end tests run them).
 // It creates its own database on the server, runs the orchestrator, the workflow host, a worker
 // with a no-op function and the outbox relay in this process (embedded runtime), and prints figures.
 import { performance } from "node:perf_hooks";
@@ -13,6 +15,8 @@ import { startOrchestratorService } from "@matoolkit/orchestrator";
 import { bootPlatform, platformConfigFromEnv } from "@matoolkit/platform";
 import { declareWorkerPools, workerJobsSubscription } from "@matoolkit/runtime";
 import { createFunctionRegistry, startWorkerService } from "@matoolkit/worker";
+import { createStandInBroker, reserveFreePort, startStandInSidecar } from "@matoolkit/dapr-stand-in";
+import { startTaskHubSidecarStandIn } from "@matoolkit/runtime/testing";
 import { installSqlCounter, percentile } from "./sql-counter.ts";
 
 const env = process.env;
@@ -27,6 +31,11 @@ const retryMembers = Number(env.BENCH_RETRY_MEMBERS ?? 500);
 const busMessages = Number(env.BENCH_BUS_MESSAGES ?? 5_000);
 const workerConcurrency = Number(env.BENCH_WORKER_CONCURRENCY ?? 32);
 const orchestratorConcurrency = Number(env.BENCH_ORCHESTRATOR_CONCURRENCY ?? 16);
+const runtime = env.BENCH_RUNTIME ?? "embedded";
+if (runtime !== "embedded" && runtime !== "dapr") {
+  process.stderr.write(`BENCH_RUNTIME must be embedded or dapr, not ${runtime}\n`);
+  process.exit(2);
+}
 
 const sql = installSqlCounter();
 const database = `matoolkit_bench_${Date.now()}`;
@@ -36,8 +45,13 @@ await admin.query(`CREATE DATABASE ${database}`);
 const url = new URL(serverUrl);
 url.pathname = `/${database}`;
 
+const dapr = runtime === "dapr" ? await startDaprStandIns() : undefined;
 const platform = await bootPlatform(
-  platformConfigFromEnv({ DATABASE_URL: url.toString(), LOG_LEVEL: env.LOG_LEVEL ?? "warn" }),
+  platformConfigFromEnv({
+    DATABASE_URL: url.toString(),
+    LOG_LEVEL: env.LOG_LEVEL ?? "warn",
+    ...dapr?.env,
+  }),
   "bench",
 );
 const { db, bus } = platform;
@@ -92,6 +106,7 @@ try {
   progress(`batch done: ${run.stepsPerSecond.toFixed(0)} executions/s`);
   const ratio = run.stepsPerSecond / bus1.messagesPerSecond;
   const lines = [
+    `runtime:                               ${runtime}${runtime === "dapr" ? " (stand-in sidecar and broker)" : ""}`,
     `members × steps:                       ${members} × ${stepsPerMember} = ${members * stepsPerMember}`,
     `member-step executions per second:     ${run.stepsPerSecond.toFixed(0)}  (${run.seconds.toFixed(1)} s end to end)`,
     `SQL statements per step execution:     ${run.statementsPerStep.toFixed(1)}`,
@@ -108,8 +123,35 @@ try {
   await worker.stop();
   await orchestrator.stop();
   await platform.stop();
+  await dapr?.close();
   await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
   await admin.end();
+}
+
+/** The Dapr sidecar, broker and workflow task hub stand-ins, and the variables that point at them. */
+async function startDaprStandIns() {
+  const broker = createStandInBroker({ redeliveryDelayMs: 200, maxDeliveryAttempts: 50 });
+  const taskHub = await startTaskHubSidecarStandIn();
+  const appPort = await reserveFreePort();
+  const sidecar = await startStandInSidecar({
+    broker,
+    appId: "matoolkit",
+    appUrl: `http://127.0.0.1:${appPort}`,
+    log: () => undefined,
+  });
+  return {
+    env: {
+      MATOOLKIT_RUNTIME: "dapr",
+      DAPR_HTTP_ENDPOINT: sidecar.url,
+      MATOOLKIT_DAPR_APP_PORT: String(appPort),
+      DAPR_GRPC_PORT: String(taskHub.port),
+    },
+    async close() {
+      await sidecar.stop();
+      await taskHub.close();
+      broker.close();
+    },
+  };
 }
 
 /** Resident memory sampled every 500 ms: flat means no growth with the work done. */

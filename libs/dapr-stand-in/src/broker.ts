@@ -83,6 +83,12 @@ export interface StandInBroker {
   timeOutNextStateSave(key: string): void;
   /** How many times the store ran a save of `key` (as the app names it), retries included. */
   stateSaveExecutions(key: string): number;
+  /**
+   * Fault: the pub/sub component refuses the next message published with CloudEvent id
+   * `cloudEventId` (once): a single publish answers 500 ERR_PUBSUB_PUBLISH_MESSAGE, a bulk publish
+   * lists that entry in `failedEntries` and publishes the others (bulk publish is not atomic).
+   */
+  failNextPublish(cloudEventId: string, error?: string): void;
   /** Stops broker timers (redeliveries, job schedules). Sidecars should be stopped first. */
   close(): void;
   /** @internal parts the sidecars use. */
@@ -98,6 +104,8 @@ export interface BrokerInternals {
   /** True once for a key given to `timeOutNextStateSave`. */
   takeStateSaveTimeout(key: string): boolean;
   countStateSave(key: string): void;
+  /** The component's error for a message given to `failNextPublish` (once), else undefined. */
+  takePublishFailure(cloudEventId: string): string | undefined;
 }
 
 export function createStandInBroker(options: StandInBrokerOptions = {}): StandInBroker {
@@ -116,6 +124,7 @@ export function createStandInBroker(options: StandInBrokerOptions = {}): StandIn
   const sidecarCounts = new Map<string, number>();
   const saveTimeouts = new Set<string>();
   const saveExecutions = new Map<string, number>();
+  const publishFailures = new Map<string, string>();
 
   return {
     options: resolved,
@@ -130,6 +139,8 @@ export function createStandInBroker(options: StandInBrokerOptions = {}): StandIn
     sweepExpiredState: () => state.sweepExpired(),
     timeOutNextStateSave: (key) => void saveTimeouts.add(key),
     stateSaveExecutions: (key) => saveExecutions.get(key) ?? 0,
+    failNextPublish: (cloudEventId, error = "the broker refused the message") =>
+      void publishFailures.set(cloudEventId, error),
     close: () => {
       pubsub.close();
       scheduler.close();
@@ -141,6 +152,11 @@ export function createStandInBroker(options: StandInBrokerOptions = {}): StandIn
       recordDelivery: (record) => deliveryLog.push(record),
       takeStateSaveTimeout: (key) => saveTimeouts.delete(key),
       countStateSave: (key) => void saveExecutions.set(key, (saveExecutions.get(key) ?? 0) + 1),
+      takePublishFailure: (cloudEventId) => {
+        const error = publishFailures.get(cloudEventId);
+        publishFailures.delete(cloudEventId);
+        return error;
+      },
       nextSidecarId: (appId) => {
         const count = (sidecarCounts.get(appId) ?? 0) + 1;
         sidecarCounts.set(appId, count);

@@ -26,57 +26,13 @@ export async function handlePublish(
   query: URLSearchParams,
 ): Promise<void> {
   const metadata = metadataFromQuery(query);
-  if (pubsubName === "") {
-    sendDaprError(response, 404, "ERR_PUBSUB_EMPTY", "pubsub name is empty", "DAPR_PUBSUB_NAME_EMPTY");
-    return;
-  }
-  if (!context.pubsubNames.includes(pubsubName)) {
-    sendDaprError(
-      response,
-      404,
-      "ERR_PUBSUB_NOT_FOUND",
-      `pubsub ${pubsubName} is not found`,
-      "DAPR_PUBSUB_NOT_FOUND",
-      metadata,
-    );
-    return;
-  }
-  if (topic === "") {
-    sendDaprError(
-      response,
-      404,
-      "ERR_TOPIC_EMPTY",
-      `topic is empty in pubsub ${pubsubName}`,
-      "DAPR_PUBSUB_TOPIC_NAME_EMPTY",
-    );
-    return;
-  }
-  if (metadata.rawPayload?.toLowerCase() === "true") {
-    sendDaprError(
-      response,
-      400,
-      "ERR_STAND_IN_NOT_EMULATED",
-      "metadata.rawPayload=true is not emulated by the Dapr stand-in",
-    );
-    return;
-  }
+  if (!checkPublishTarget(context, response, pubsubName, topic, metadata)) return;
 
   const now = new Date();
-  let visibleAt = now;
-  const scheduled = metadata[SCHEDULED_ENQUEUE_TIME_KEY];
-  if (context.honourScheduledEnqueueTime && scheduled !== undefined && scheduled !== "") {
-    const at = parseScheduledEnqueueTime(scheduled);
-    if (at === undefined) {
-      sendDaprError(
-        response,
-        500,
-        "ERR_PUBSUB_PUBLISH_MESSAGE",
-        `error when publishing to topic ${topic} in pubsub ${pubsubName}: invalid time format for ${SCHEDULED_ENQUEUE_TIME_KEY}; expected HTTP time format or RFC3339`,
-        "DAPR_PUBSUB_PUBLISH_MESSAGE",
-      );
-      return;
-    }
-    if (at.getTime() > now.getTime()) visibleAt = at;
+  const visibleAt = visibleAtFor(context, metadata, now);
+  if (visibleAt === undefined) {
+    sendInvalidScheduledTime(response, pubsubName, topic);
+    return;
   }
 
   let cloudEvent: CloudEvent;
@@ -104,6 +60,18 @@ export async function handlePublish(
     return;
   }
 
+  // The pub/sub component refusing the message (a fault a test injected).
+  const refusal = context.broker.internals.takePublishFailure(cloudEvent.id);
+  if (refusal !== undefined) {
+    sendDaprError(
+      response,
+      500,
+      "ERR_PUBSUB_PUBLISH_MESSAGE",
+      `error when publish to topic ${topic} in pubsub ${pubsubName}: ${refusal}`,
+      "DAPR_PUBSUB_PUBLISH_MESSAGE",
+    );
+    return;
+  }
   context.broker.internals.pubsub.publish({
     pubsubName,
     topic,
@@ -116,6 +84,84 @@ export async function handlePublish(
   });
   context.log("debug", `published CloudEvent ${cloudEvent.id} to ${pubsubName}/${topic}`);
   sendEmpty(response);
+}
+
+/**
+ * What daprd checks before publishing, single or bulk: the pub/sub exists, the topic is named,
+ * and (stand-in) no `rawPayload`. Answers the error and returns false otherwise.
+ */
+export function checkPublishTarget(
+  context: SidecarContext,
+  response: ServerResponse,
+  pubsubName: string,
+  topic: string,
+  metadata: Record<string, string>,
+): boolean {
+  if (pubsubName === "") {
+    sendDaprError(response, 404, "ERR_PUBSUB_EMPTY", "pubsub name is empty", "DAPR_PUBSUB_NAME_EMPTY");
+    return false;
+  }
+  if (!context.pubsubNames.includes(pubsubName)) {
+    sendDaprError(
+      response,
+      404,
+      "ERR_PUBSUB_NOT_FOUND",
+      `pubsub ${pubsubName} is not found`,
+      "DAPR_PUBSUB_NOT_FOUND",
+      metadata,
+    );
+    return false;
+  }
+  if (topic === "") {
+    sendDaprError(
+      response,
+      404,
+      "ERR_TOPIC_EMPTY",
+      `topic is empty in pubsub ${pubsubName}`,
+      "DAPR_PUBSUB_TOPIC_NAME_EMPTY",
+    );
+    return false;
+  }
+  if (metadata.rawPayload?.toLowerCase() === "true") {
+    sendDaprError(
+      response,
+      400,
+      "ERR_STAND_IN_NOT_EMULATED",
+      "metadata.rawPayload=true is not emulated by the Dapr stand-in",
+    );
+    return false;
+  }
+  return true;
+}
+
+/**
+ * When the message becomes deliverable: `ScheduledEnqueueTimeUtc` when the sidecar emulates
+ * Service Bus (`honourScheduledEnqueueTime`), else now. Undefined for an unparsable time.
+ */
+export function visibleAtFor(
+  context: SidecarContext,
+  metadata: Readonly<Record<string, string>>,
+  now: Date,
+): Date | undefined {
+  const scheduled = metadata[SCHEDULED_ENQUEUE_TIME_KEY];
+  if (!context.honourScheduledEnqueueTime || scheduled === undefined || scheduled === "") return now;
+  const at = parseScheduledEnqueueTime(scheduled);
+  if (at === undefined) return undefined;
+  return at.getTime() > now.getTime() ? at : now;
+}
+
+export function invalidScheduledTimeMessage(pubsubName: string, topic: string): string {
+  return `error when publishing to topic ${topic} in pubsub ${pubsubName}: invalid time format for ${SCHEDULED_ENQUEUE_TIME_KEY}; expected HTTP time format or RFC3339`;
+}
+
+function sendInvalidScheduledTime(response: ServerResponse, pubsubName: string, topic: string): void {
+  sendDaprError(
+    response,
+    500,
+    "ERR_PUBSUB_PUBLISH_MESSAGE",
+    invalidScheduledTimeMessage(pubsubName, topic),
+    "DAPR_PUBSUB_PUBLISH_MESSAGE",
+  );
 }
 
 export function parseScheduledEnqueueTime(value: string): Date | undefined {

@@ -1,6 +1,7 @@
 import { timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { BodyTooLargeError, headerValue, sendDaprError, sendEmpty, sendJson } from "./http-util.ts";
+import { handleBulkPublish } from "./bulk-publish-api.ts";
 import { handleJob } from "./jobs-api.ts";
 import { handlePublish } from "./publish-api.ts";
 import type { SidecarContext } from "./sidecar-context.ts";
@@ -62,6 +63,16 @@ async function route(
     const [pubsubName, ...topic] = rest;
     return handlePublish(context, request, response, pubsubName ?? "", topic.join("/"), url.searchParams);
   }
+  if (
+    version === "v1.0-alpha1" &&
+    api === "publish" &&
+    (method === "POST" || method === "PUT") &&
+    rest[0] === "bulk" &&
+    rest.length >= 3
+  ) {
+    const [, pubsubName, ...topic] = rest;
+    return handleBulkPublish(context, request, response, pubsubName ?? "", topic.join("/"), url.searchParams);
+  }
   if (version === "v1.0" && api === "state" && rest.length >= 1) {
     const [store, key, ...extra] = rest;
     const storeName = store ?? "";
@@ -71,6 +82,9 @@ async function route(
       }
       if (key === "transaction" && (method === "POST" || method === "PUT")) {
         return handleState(context, request, response, storeName, { kind: "transaction" }, url.searchParams);
+      }
+      if (key === "bulk" && (method === "POST" || method === "PUT")) {
+        return handleState(context, request, response, storeName, { kind: "bulk-get" }, url.searchParams);
       }
       if (key !== undefined && method === "GET") {
         return handleState(context, request, response, storeName, { kind: "get", key }, url.searchParams);

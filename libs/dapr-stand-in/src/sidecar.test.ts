@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   createStandInBroker,
   startStandInSidecar,
@@ -26,7 +26,6 @@ async function track<T extends StandInSidecar | TestApp>(started: Promise<T>): P
 }
 
 const status = async (url: string, init?: RequestInit) => (await fetch(url, init)).status;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("sidecar lifecycle", () => {
   it("reports outbound health after startDelayMs and full health only once the app is up and its subscriptions are read", async () => {
@@ -36,7 +35,8 @@ describe("sidecar lifecycle", () => {
         broker: newBroker(),
         appId: "matoolkit-worker",
         appUrl: `http://127.0.0.1:${appPort}`,
-        startDelayMs: 150,
+        // Long enough that the first checks surely run before it, even on a loaded machine.
+        startDelayMs: 2000,
         log: () => undefined,
       }),
     );
@@ -45,8 +45,10 @@ describe("sidecar lifecycle", () => {
     expect(await status(`${sidecar.url}/v1.0/healthz`)).toBe(500);
     expect(await status(`${sidecar.url}/v1.0/state/matoolkit-state/k`)).toBe(500);
 
-    await sleep(200);
-    expect(await status(`${sidecar.url}/v1.0/healthz/outbound`)).toBe(204);
+    await vi.waitFor(async () => expect(await status(`${sidecar.url}/v1.0/healthz/outbound`)).toBe(204), {
+      timeout: 10_000,
+      interval: 50,
+    });
     expect(await status(`${sidecar.url}/v1.0/state/matoolkit-state/k`)).toBe(204);
     expect(await status(`${sidecar.url}/v1.0/healthz`)).toBe(500);
 

@@ -1,14 +1,14 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { z } from "zod";
 import { formatRfc3339 } from "./cloud-event.ts";
-import { headerValue, metadataFromQuery, readBody, sendDaprError, sendEmpty } from "./http-util.ts";
+import { headerValue, metadataFromQuery, readBody, sendDaprError, sendEmpty, sendJson } from "./http-util.ts";
 import type { SidecarContext } from "./sidecar-context.ts";
 import { StateError, type StateOperation } from "./state-store.ts";
 
 /**
  * The state management API (state API reference): save (`POST /v1.0/state/<store>`), get
- * (`GET .../<key>`: value + ETag header, 204 when missing), delete (`DELETE .../<key>` with
- * `If-Match`) and transactions (`POST .../transaction`). Keys are stored as `<appId>||<key>`,
+ * (`GET .../<key>`: value + ETag header, 204 when missing), bulk get (`POST .../bulk`), delete
+ * (`DELETE .../<key>` with `If-Match`) and transactions (`POST .../transaction`). Keys are stored as `<appId>||<key>`,
  * Dapr's default key prefix strategy, so apps with different ids never see each other's keys.
  */
 
@@ -29,6 +29,11 @@ const stateItemSchema = z.looseObject({
 
 const saveBodySchema = z.array(stateItemSchema);
 
+const bulkGetBodySchema = z.looseObject({
+  keys: z.array(z.string()),
+  parallelism: z.number().int().optional(),
+});
+
 const transactionBodySchema = z.looseObject({
   operations: z.array(z.looseObject({ operation: z.string(), request: stateItemSchema })),
   metadata: z.record(z.string(), z.string()).optional(),
@@ -40,6 +45,7 @@ export type StateRoute =
   | { readonly kind: "save" }
   | { readonly kind: "get"; readonly key: string }
   | { readonly kind: "delete"; readonly key: string }
+  | { readonly kind: "bulk-get" }
   | { readonly kind: "transaction" };
 
 export async function handleState(
@@ -72,6 +78,8 @@ export async function handleState(
       return get(context, response, storeName, route.key);
     case "delete":
       return remove(context, request, response, storeName, route.key);
+    case "bulk-get":
+      return bulkGet(context, request, response, storeName);
     case "transaction":
       return transaction(context, request, response, storeName, queryMetadata);
     default:
@@ -160,6 +168,37 @@ function get(context: SidecarContext, response: ServerResponse, storeName: strin
   if (item.expiresAt !== undefined) headers["metadata.ttlExpireTime"] = formatRfc3339(item.expiresAt);
   response.writeHead(200, headers);
   response.end(item.json);
+}
+
+/**
+ * daprd's bulk get answers 200 with one item per requested key, in order: `{key, data, etag}`
+ * (plus `metadata.ttlExpireTime` when the item has a TTL), or just `{key}` for a key that is
+ * absent (or expired, as the single get would hide it). `parallelism` changes nothing in memory.
+ */
+async function bulkGet(
+  context: SidecarContext,
+  request: IncomingMessage,
+  response: ServerResponse,
+  storeName: string,
+): Promise<void> {
+  const body = await parseJsonBody(request, response, bulkGetBodySchema);
+  if (body === undefined) return;
+  const invalid = body.keys.map((key) => invalidKeyReason(key)).find((reason) => reason !== undefined);
+  if (invalid !== undefined) {
+    sendDaprError(response, 400, "ERR_MALFORMED_REQUEST", invalid, "DAPR_STATE_ILLEGAL_KEY");
+    return;
+  }
+  const items = body.keys.map((key) => {
+    const item = context.broker.internals.state.get(storeName, storageKey(context, key));
+    if (item === undefined) return { key };
+    return {
+      key,
+      data: JSON.parse(item.json) as unknown,
+      etag: item.etag,
+      ...(item.expiresAt === undefined ? {} : { metadata: { ttlExpireTime: formatRfc3339(item.expiresAt) } }),
+    };
+  });
+  sendJson(response, 200, items);
 }
 
 async function remove(

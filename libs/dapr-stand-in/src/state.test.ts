@@ -52,6 +52,31 @@ describe("state API", () => {
     expect(await missing.text()).toBe("");
   });
 
+  it("answers a bulk get with one item per key, in order: data and ETag, or the key alone when absent", async () => {
+    const broker = newBroker();
+    const sidecar = await newSidecar(broker);
+    const other = await newSidecar(broker, "another-app");
+    await save(sidecar, [
+      { key: "a", value: { n: 1 } },
+      { key: "b", value: "two", metadata: { ttlInSeconds: "60" } },
+    ]);
+    await save(other, [{ key: "c", value: "not yours" }]);
+
+    const response = await fetch(`${sidecar.url}/v1.0/state/${STORE}/bulk`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ keys: ["b", "missing", "a", "c"], parallelism: 10 }),
+    });
+    expect(response.status).toBe(200);
+    const etagOfA = (await getState(sidecar, "a")).headers.get("etag");
+    expect(await response.json()).toEqual([
+      { key: "b", data: "two", etag: expect.any(String), metadata: { ttlExpireTime: expect.any(String) } },
+      { key: "missing" },
+      { key: "a", data: { n: 1 }, etag: etagOfA },
+      { key: "c" },
+    ]);
+  });
+
   it("rejects a first-write without ETag on an existing key with 500 ERR_STATE_SAVE by default (Redis/PostgreSQL) or 409 when configured", async () => {
     const redisLike = await newSidecar(newBroker());
     const claim = [{ key: "claim", value: 1, options: { concurrency: "first-write" } }];

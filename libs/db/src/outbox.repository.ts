@@ -50,15 +50,23 @@ export async function enqueueOutbox(db: Db, messages: readonly OutboxMessage[]):
 /**
  * The oldest rows no other transaction has claimed, locked until the caller's transaction ends:
  * call inside a transaction, publish, then deleteOutbox before committing. Concurrent relays each
- * get different rows (SKIP LOCKED).
+ * get different rows (SKIP LOCKED). This module owns the `outbox` table: the runtime's relay
+ * claims and deletes through these two functions, never by SQL of its own.
+ *
+ * Raw SQL with camelCase aliases: the row comes back the same whether or not the handle runs
+ * the query builder's camelCase plugin (the runtime receives any Kysely of the service).
  */
 export async function claimOutboxBatch(db: Db, limit: number): Promise<OutboxRow[]> {
-  return db.selectFrom("outbox").selectAll().orderBy("id").limit(limit).forUpdate().skipLocked().execute();
+  const result = await sql<OutboxRow>`
+    SELECT id, message_id AS "messageId", topic, properties, body, deliver_at AS "deliverAt",
+      created_at AS "createdAt"
+    FROM outbox ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED`.execute(db);
+  return result.rows;
 }
 
-/** Returns how many rows were deleted. */
+/** Deletes published rows (one statement for the whole batch); returns how many were deleted. */
 export async function deleteOutbox(db: Db, ids: readonly number[]): Promise<number> {
   if (ids.length === 0) return 0;
-  const result = await db.deleteFrom("outbox").where("id", "in", ids).executeTakeFirst();
-  return Number(result.numDeletedRows);
+  const result = await sql`DELETE FROM outbox WHERE id = ANY(${ids}::bigint[])`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
 }

@@ -3,7 +3,8 @@ import type { CreatedAt, JsonColumn, JsonObject, NullableTimestamp } from "./col
 
 /**
  * Transactional outbox: messages written in the same transaction as the state change that caused
- * them; the runtime's relay publishes each row, then deletes it.
+ * them; the runtime's relay publishes a batch of rows, then deletes them. All SQL on this table
+ * lives in outbox.repository.ts (enqueueOutbox, claimOutboxBatch, deleteOutbox).
  */
 export interface OutboxTable {
   id: GeneratedAlways<number>;

@@ -272,6 +272,152 @@ export function describeMessageBusContract(adapterName: string, makeBus: () => P
       expect(await bus.deadLetters({ topic: topics.orchestratorEvents, name })).toEqual([]);
     });
 
+    describe("publishMany", () => {
+      it("delivers messages of several topics, each to its subscriptions, with ids, bodies and properties", async () => {
+        const bus = await open();
+        const events = recorder();
+        const results = recorder();
+        await bus.subscribe({ topic: topics.orchestratorEvents, name: unique("events") }, events.handler);
+        await bus.subscribe({ topic: topics.workerResults, name: unique("results") }, results.handler);
+
+        const [first, second, third] = [randomUUID(), randomUUID(), randomUUID()];
+        await bus.publishMany([
+          {
+            id: first,
+            topic: topics.orchestratorEvents,
+            properties: { MessageType: "phase-due" },
+            body: { n: 1 },
+          },
+          { id: second, topic: topics.workerResults, properties: {}, body: { n: 2 } },
+          {
+            id: third,
+            topic: topics.orchestratorEvents,
+            properties: { MessageType: "batch-init" },
+            body: { n: 3 },
+          },
+        ]);
+
+        await waitUntil(() => expect(events.deliveries.length + results.deliveries.length).toBe(3));
+        await settle();
+        const byId = (deliveries: Delivery[]) => [...deliveries].sort((a, b) => a.id.localeCompare(b.id));
+        expect(byId(events.deliveries)).toEqual(
+          byId([
+            {
+              id: first,
+              topic: topics.orchestratorEvents,
+              body: { n: 1 },
+              properties: { MessageType: "phase-due" },
+              deliveryCount: 1,
+            },
+            {
+              id: third,
+              topic: topics.orchestratorEvents,
+              body: { n: 3 },
+              properties: { MessageType: "batch-init" },
+              deliveryCount: 1,
+            },
+          ]),
+        );
+        expect(results.deliveries.map((delivery) => [delivery.id, delivery.body])).toEqual([
+          [second, { n: 2 }],
+        ]);
+      });
+
+      it("holds the delayed messages of a call until their time and delivers the others at once", async () => {
+        const bus = await open();
+        const received: Array<{ id: string; at: number }> = [];
+        await bus.subscribe({ topic: topics.orchestratorEvents, name: unique("mixed") }, async (delivery) => {
+          received.push({ id: delivery.id, at: Date.now() });
+        });
+
+        const [now, later] = [randomUUID(), randomUUID()];
+        const deliverAt = new Date(Date.now() + 1500);
+        await bus.publishMany([
+          {
+            id: later,
+            topic: topics.orchestratorEvents,
+            properties: { MessageType: "retry-check" },
+            body: {},
+            deliverAt,
+          },
+          { id: now, topic: topics.orchestratorEvents, properties: { MessageType: "phase-due" }, body: {} },
+        ]);
+
+        await waitUntil(() => expect(received.map((entry) => entry.id)).toEqual([now]));
+        await settle(400);
+        expect(received.map((entry) => entry.id)).toEqual([now]);
+        await waitUntil(() => expect(received.map((entry) => entry.id)).toEqual([now, later]));
+        expect(received[1]!.at).toBeGreaterThanOrEqual(deliverAt.getTime() - 250);
+      });
+
+      it("sends one copy of an id given twice in one call, and none of an id published before", async () => {
+        const bus = await open();
+        const publisher = await open();
+        const { deliveries, handler } = recorder();
+        await bus.subscribe({ topic: topics.orchestratorEvents, name: unique("dupes") }, handler);
+
+        const [earlier, twice, fresh] = [randomUUID(), randomUUID(), randomUUID()];
+        await bus.publish({
+          id: earlier,
+          topic: topics.orchestratorEvents,
+          properties: {},
+          body: { copy: "earlier-1" },
+        });
+        await waitUntil(() => expect(deliveries).toHaveLength(1));
+        // Another process re-publishing a batch (an outbox relay after a crash) is deduplicated too.
+        await publisher.publishMany([
+          { id: twice, topic: topics.orchestratorEvents, properties: {}, body: { copy: "twice-1" } },
+          { id: earlier, topic: topics.orchestratorEvents, properties: {}, body: { copy: "earlier-2" } },
+          { id: twice, topic: topics.orchestratorEvents, properties: {}, body: { copy: "twice-2" } },
+          { id: fresh, topic: topics.orchestratorEvents, properties: {}, body: { copy: "fresh" } },
+        ]);
+
+        await waitUntil(() => expect(deliveries).toHaveLength(3));
+        await settle();
+        expect(
+          deliveries
+            .map((delivery) => delivery.body)
+            .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
+        ).toEqual([{ copy: "earlier-1" }, { copy: "fresh" }, { copy: "twice-1" }]);
+      });
+
+      it("drops a message no subscription matches without failing the others of the call", async () => {
+        const bus = await open();
+        const worker = unique("wk");
+        const { deliveries, handler } = recorder();
+        await bus.subscribe(
+          { topic: topics.workerJobs, name: `worker-${worker}`, filter: { WorkerId: worker } },
+          handler,
+        );
+
+        const [nobodys, mine] = [randomUUID(), randomUUID()];
+        const stranger = unique("nobody");
+        await bus.publishMany([
+          {
+            id: nobodys,
+            topic: topics.workerJobs,
+            properties: { WorkerId: stranger },
+            body: { WorkerId: stranger },
+          },
+          {
+            id: mine,
+            topic: topics.workerJobs,
+            properties: { WorkerId: worker },
+            body: { WorkerId: worker },
+          },
+        ]);
+
+        await waitUntil(() => expect(deliveries.map((delivery) => delivery.id)).toEqual([mine]));
+        await settle();
+        expect(deliveries.map((delivery) => delivery.id)).toEqual([mine]);
+      });
+
+      it("does nothing for an empty array", async () => {
+        const bus = await open();
+        await expect(bus.publishMany([])).resolves.toBeUndefined();
+      });
+    });
+
     it("shares a subscription between consumers in two instances without double handling", async () => {
       const [first, second] = [await open(), await open()];
       const name = unique("competing");

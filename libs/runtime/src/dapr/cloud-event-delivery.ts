@@ -57,3 +57,27 @@ export function publishMetadata(message: {
     ...message.properties,
   };
 }
+
+/**
+ * One entry of Dapr's bulk publish request (`POST /v1.0-alpha1/publish/bulk/{pubsub}/{topic}`):
+ * the entry id is the message id (unique within a request after publishMany's dedupe), the
+ * metadata the same as a single publish's, so the CloudEvent gets our id and type.
+ */
+export function bulkPublishEntry(message: {
+  readonly id: string;
+  readonly body: unknown;
+  readonly properties: Readonly<Record<string, string>>;
+}): { entryId: string; event: unknown; contentType: string; metadata: Record<string, string> } {
+  return {
+    entryId: message.id,
+    event: message.body ?? null,
+    contentType: "application/json",
+    metadata: publishMetadata(message),
+  };
+}
+
+/** The body of a bulk publish that answered 500: the entries that did not go out. */
+export const bulkPublishFailureSchema = z.looseObject({
+  failedEntries: z.array(z.looseObject({ entryId: z.string(), error: z.string().optional() })).default([]),
+  errorCode: z.string().optional(),
+});

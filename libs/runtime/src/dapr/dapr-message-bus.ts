@@ -10,8 +10,15 @@ import {
   type Subscription,
 } from "../ports/index.ts";
 import type { Topic } from "@matoolkit/domain";
-import { outgoingMessageSchema } from "../embedded/message-envelope.ts";
-import { daprCloudEventSchema, isTopic, propertiesOf, publishMetadata } from "./cloud-event-delivery.ts";
+import { outgoingMessageSchema, type CheckedMessage } from "../embedded/message-envelope.ts";
+import {
+  bulkPublishEntry,
+  bulkPublishFailureSchema,
+  daprCloudEventSchema,
+  isTopic,
+  propertiesOf,
+  publishMetadata,
+} from "./cloud-event-delivery.ts";
 import type { DaprAppServer, DaprDeliveryStatus } from "./dapr-app-server.ts";
 import type { DaprHttp } from "./dapr-http.ts";
 import { createDeadLetterIntake, deadLetterRoute, deadLetterSubscription } from "./dead-letter-intake.ts";
@@ -48,6 +55,17 @@ export interface DaprMessageBusOptions {
   readonly logger: Logger;
   /** Topics announced with a default route even before anything subscribes (tests). */
   readonly catchAllTopics?: readonly Topic[];
+}
+
+/** Entries per bulk publish request: keeps request bodies well under daprd's limits. */
+const BULK_PUBLISH_ENTRIES = 100;
+/** State-store calls in flight at once for a publishMany's published keys. */
+const STATE_CALL_PARALLELISM = 16;
+
+/** What part of a publishMany went out, and the error to throw when not all of it did. */
+interface BulkOutcome {
+  readonly sent: readonly CheckedMessage[];
+  readonly failure?: Error;
 }
 
 interface LocalSubscription {
@@ -250,6 +268,39 @@ export async function createDaprMessageBus(options: DaprMessageBusOptions): Prom
     }
   }
 
+  const publishedKey = (message: { topic: Topic; id: string }) => `published|${message.topic}|${message.id}`;
+  const rememberPublished = (message: CheckedMessage) =>
+    options.state.put(publishedKey(message), { at: new Date().toISOString() }, options.dedupeWindowSeconds);
+
+  /**
+   * One bulk publish request (Dapr's alpha bulk API: not atomic). Returns the messages that went
+   * out and, when some did not, the error to throw once the others are remembered as published.
+   */
+  async function publishBulk(topic: Topic, messages: readonly CheckedMessage[]): Promise<BulkOutcome> {
+    const response = await http.request({
+      method: "POST",
+      path: `/v1.0-alpha1/publish/bulk/${encodeURIComponent(pubsubName)}/${encodeURIComponent(topic)}`,
+      operation: "pubsub.publishBulk",
+      accept: [500],
+      json: messages.map((message) => bulkPublishEntry(message)),
+    });
+    if (response.ok) return { sent: [...messages] };
+    // 500: the entries that failed are listed. Without a readable, non-empty list (some daprd
+    // errors come without one) nothing is known to have gone out: remember none of them.
+    const parsed = bulkPublishFailureSchema.safeParse(await response.json().catch(() => undefined));
+    const failed = new Set(parsed.success ? parsed.data.failedEntries.map((entry) => entry.entryId) : []);
+    const sent = failed.size === 0 ? [] : messages.filter((message) => !failed.has(message.id));
+    const count = messages.length - sent.length;
+    // The components' error strings may quote payloads: only counts and Dapr's code are kept.
+    const code = parsed.success ? parsed.data.errorCode : undefined;
+    return {
+      sent,
+      failure: new Error(
+        `Dapr bulk publish to ${topic} failed for ${count} of ${messages.length} messages${code === undefined ? "" : ` (${code})`}`,
+      ),
+    };
+  }
+
   return {
     publishNow,
     async publish(message) {
@@ -257,8 +308,7 @@ export async function createDaprMessageBus(options: DaprMessageBusOptions): Prom
       // Duplicate detection on publish, as Service Bus does on the message id: a relay that
       // publishes again after a crash is dropped here. Two publishes racing both go out; the
       // consumers' delivery ledger then runs the handler once.
-      const publishedKey = `published|${checked.topic}|${checked.id}`;
-      if ((await options.state.get(publishedKey)) !== undefined) {
+      if ((await options.state.get(publishedKey(checked))) !== undefined) {
         logger.debug({ messageId: checked.id, topic: checked.topic }, "duplicate publish dropped");
         return;
       }
@@ -267,7 +317,61 @@ export async function createDaprMessageBus(options: DaprMessageBusOptions): Prom
       } else {
         await publishNow(checked);
       }
-      await options.state.put(publishedKey, { at: new Date().toISOString() }, options.dedupeWindowSeconds);
+      await rememberPublished(checked);
+    },
+    /**
+     * Immediate messages go out through Dapr's bulk publish API, one request per topic (and per
+     * BULK_PUBLISH_ENTRIES); delayed ones through `deliverLater`, one by one. The published-key
+     * dedupe is the same as `publish`'s. What went out is remembered as published even when some
+     * of the call failed, and then the call throws: the caller publishes it all again, and the
+     * copies of what went out are dropped here.
+     */
+    async publishMany(messages) {
+      const checked = messages.map((message) => outgoingMessageSchema.parse(message));
+      const firsts = new Map<string, CheckedMessage>();
+      for (const message of checked) {
+        const key = publishedKey(message);
+        if (!firsts.has(key)) firsts.set(key, message);
+      }
+      const seen = await mapInParallel([...firsts.values()], STATE_CALL_PARALLELISM, async (message) =>
+        (await options.state.get(publishedKey(message))) === undefined ? undefined : message,
+      );
+      const fresh = [...firsts.values()].filter((_, index) => seen[index] === undefined);
+      const duplicates = checked.length - fresh.length;
+      if (duplicates > 0) logger.debug({ duplicates }, "duplicate publishes dropped");
+
+      const now = Date.now();
+      const delayed = fresh.filter(
+        (message) => message.deliverAt !== undefined && message.deliverAt.getTime() > now,
+      );
+      const delayedSet = new Set(delayed);
+      const byTopic = new Map<Topic, CheckedMessage[]>();
+      for (const message of fresh) {
+        if (delayedSet.has(message)) continue;
+        byTopic.set(message.topic, [...(byTopic.get(message.topic) ?? []), message]);
+      }
+      const outcomes = await Promise.allSettled<BulkOutcome>([
+        ...[...byTopic].flatMap(([topic, group]) =>
+          chunk(group, BULK_PUBLISH_ENTRIES).map((entries) => publishBulk(topic, entries)),
+        ),
+        ...delayed.map(async (message) => {
+          await options.deliverLater({ ...message, deliverAt: message.deliverAt! }, publishNow);
+          return { sent: [message] };
+        }),
+      ]);
+
+      const sent: CheckedMessage[] = [];
+      let failure: unknown;
+      for (const outcome of outcomes) {
+        if (outcome.status === "rejected") {
+          failure ??= outcome.reason;
+        } else {
+          sent.push(...outcome.value.sent);
+          failure ??= outcome.value.failure;
+        }
+      }
+      await mapInParallel(sent, STATE_CALL_PARALLELISM, rememberPublished);
+      if (failure !== undefined) throw failure;
     },
     async declareSubscription() {
       // Durable subscriptions belong to the broker and Dapr (see above): nothing to do.
@@ -297,4 +401,29 @@ export async function createDaprMessageBus(options: DaprMessageBusOptions): Prom
       await client.stop().catch(() => undefined);
     },
   };
+}
+
+/** `work` over `items` with at most `parallelism` at once; results in input order. */
+async function mapInParallel<T, R>(
+  items: readonly T[],
+  parallelism: number,
+  work: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < items.length) {
+      const index = next;
+      next += 1;
+      results[index] = await work(items[index]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(parallelism, items.length) }, lane));
+  return results;
+}
+
+function chunk<T>(items: readonly T[], size: number): T[][] {
+  const chunks: T[][] = [];
+  for (let start = 0; start < items.length; start += size) chunks.push(items.slice(start, start + size));
+  return chunks;
 }

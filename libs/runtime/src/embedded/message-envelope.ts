@@ -20,6 +20,8 @@ export const outgoingMessageSchema = messageEnvelopeSchema.extend({
   id: z.string().min(1).max(200),
   deliverAt: z.date().optional(),
 });
+/** A message as `outgoingMessageSchema` checked it: publishing validates before anything is written. */
+export type CheckedMessage = z.output<typeof outgoingMessageSchema>;
 
 /**
  * The output we store when a delivery fails (pg-boss copies it to the dead-letter job). Built

@@ -1,8 +1,13 @@
+import { randomUUID } from "node:crypto";
+import { topics } from "@matoolkit/domain";
 import { createTestDatabase } from "@matoolkit/testing";
 import type { TestDatabase } from "@matoolkit/testing";
-import { afterAll, beforeAll } from "vitest";
+import { sql } from "kysely";
+import type PgBoss from "pg-boss";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { describeMessageBusContract } from "../contract/message-bus.contract.ts";
 import { createLogger } from "../logger.ts";
+import type { Delivery, MessageBus } from "../ports/index.ts";
 import { createBoss } from "./create-boss.ts";
 import { createPgBossMessageBus } from "./pg-boss-message-bus.ts";
 
@@ -38,4 +43,113 @@ describeMessageBusContract("embedded (pg-boss)", async () => {
       await boss.stop({ graceful: false });
     },
   };
+});
+
+describe("embedded bus: batching", () => {
+  const opened: Array<{ bus: MessageBus; boss: PgBoss }> = [];
+  const open = async () => {
+    const boss = createBoss({ connectionString: database.url, maxConnections: 3, maintenance: false });
+    boss.on("error", () => {});
+    await boss.start();
+    const bus = await createPgBossMessageBus({
+      boss,
+      db: database.db,
+      connectionString: database.url,
+      logger,
+      retryDelaySeconds: 0,
+      retryBackoff: false,
+      pollingIntervalSeconds: 0.2,
+    });
+    opened.push({ bus, boss });
+    return bus;
+  };
+  afterEach(async () => {
+    for (const { bus, boss } of opened.splice(0)) {
+      await bus.stop();
+      await boss.stop({ graceful: false });
+    }
+  });
+  const unique = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
+  const waitUntil = (assertion: () => void | Promise<void>) =>
+    vi.waitFor(assertion, { timeout: 10_000, interval: 25 });
+
+  it("group-commits concurrent publishes: every caller resolves and every message is delivered once", async () => {
+    const bus = await open();
+    const deliveries: Delivery[] = [];
+    await bus.subscribe(
+      { topic: topics.workerResults, name: unique("group"), concurrency: 8 },
+      async (delivery) => void deliveries.push(delivery),
+    );
+
+    const ids = Array.from({ length: 60 }, () => randomUUID());
+    await Promise.all(
+      ids.map((id) => bus.publish({ id, topic: topics.workerResults, properties: {}, body: { id } })),
+    );
+
+    await waitUntil(() => expect(deliveries).toHaveLength(ids.length));
+    expect(deliveries.map((delivery) => delivery.id).sort()).toEqual([...ids].sort());
+    expect(deliveries.every((delivery) => delivery.deliveryCount === 1)).toBe(true);
+  });
+
+  it("fails only the publish of a malformed message, not the publishes grouped with it", async () => {
+    const bus = await open();
+    const deliveries: Delivery[] = [];
+    await bus.subscribe({ topic: topics.workerResults, name: unique("malformed") }, async (delivery) => {
+      deliveries.push(delivery);
+    });
+
+    const good = [randomUUID(), randomUUID()];
+    const outcomes = await Promise.allSettled([
+      bus.publish({ id: good[0]!, topic: topics.workerResults, properties: {}, body: {} }),
+      bus.publish({ id: "", topic: topics.workerResults, properties: {}, body: {} }),
+      bus.publish({ id: good[1]!, topic: topics.workerResults, properties: {}, body: {} }),
+    ]);
+
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    await waitUntil(() => expect(deliveries.map((delivery) => delivery.id).sort()).toEqual([...good].sort()));
+  });
+
+  it("delivers the messages of one publishMany in call order to a one-at-a-time subscription", async () => {
+    const bus = await open();
+    const deliveries: Delivery[] = [];
+    const ids = Array.from({ length: 30 }, () => randomUUID());
+    const orderedName = unique("ordered");
+    await bus.declareSubscription({ topic: topics.workerResults, name: orderedName });
+    await bus.publishMany(ids.map((id) => ({ id, topic: topics.workerResults, properties: {}, body: {} })));
+    await bus.subscribe(
+      { topic: topics.workerResults, name: orderedName, concurrency: 1 },
+      async (delivery) => {
+        deliveries.push(delivery);
+      },
+    );
+
+    await waitUntil(() => expect(deliveries.map((delivery) => delivery.id)).toEqual(ids));
+  });
+
+  it("records the completion of every delivery when many finish at once", async () => {
+    const bus = await open();
+    const name = unique("completions");
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const started: string[] = [];
+    await bus.subscribe({ topic: topics.workerResults, name, concurrency: 16 }, async (delivery) => {
+      started.push(delivery.id);
+      await released;
+    });
+
+    const ids = Array.from({ length: 16 }, () => randomUUID());
+    await bus.publishMany(ids.map((id) => ({ id, topic: topics.workerResults, properties: {}, body: {} })));
+    await waitUntil(() => expect(started).toHaveLength(ids.length));
+    release();
+
+    const queue = `${topics.workerResults}.${name}`;
+    await waitUntil(async () => {
+      const states = await sql<{ state: string; count: number }>`
+        SELECT state, count(*)::int AS count FROM pgboss.job WHERE name = ${queue} GROUP BY state`.execute(
+        database.db,
+      );
+      expect(states.rows).toEqual([{ state: "completed", count: ids.length }]);
+    });
+    expect(started.sort()).toEqual([...ids].sort());
+  });
 });

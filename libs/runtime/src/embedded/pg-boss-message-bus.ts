@@ -11,7 +11,11 @@ import type {
 } from "../ports/index.ts";
 import { busTuningSchema } from "./bus-tuning.ts";
 import type { BusTuning } from "./bus-tuning.ts";
-import { deleteExpiredDedupeKeys, busNotifyChannel, publishMessage } from "./publish-message.ts";
+import { createGroupCommit } from "./group-commit.ts";
+import { outgoingMessageSchema } from "./message-envelope.ts";
+import type { CheckedMessage } from "./message-envelope.ts";
+import { deleteExpiredDedupeKeys, busNotifyChannel, publishMessages } from "./publish-message.ts";
+import type { PublishOutcome } from "./publish-message.ts";
 import type { QueueConsumer } from "./queue-consumer.ts";
 import { readDeadLetters } from "./read-dead-letters.ts";
 import { declareSubscription, registerSubscription } from "./register-subscription.ts";
@@ -28,6 +32,8 @@ export interface PgBossMessageBusOptions extends BusTuning {
 }
 
 const dedupeSweepEveryMs = 5 * 60_000;
+/** Concurrent `publish` calls flushed in one transaction at most (statements stay small). */
+const maxPublishGroup = 500;
 
 /**
  * MessageBus on PostgreSQL with pg-boss: one queue per (topic, subscription), a dead-letter queue
@@ -42,6 +48,10 @@ const dedupeSweepEveryMs = 5 * 60_000;
  *   collecting messages while none of its consumers run;
  * - dead letters stay about 28 days (pg-boss retention); a message nobody consumes for 14 days
  *   is archived by pg-boss, not dead-lettered (Service Bus would dead-letter it on expiry).
+ *
+ * Publishing is batched: `publishMany` is one transaction of four statements whatever its size,
+ * and concurrent `publish` calls are group-committed the same way (calls arriving while a flush
+ * is in flight go together in the next one; a lone call is flushed at once).
  */
 export async function createPgBossMessageBus(options: PgBossMessageBusOptions): Promise<MessageBus> {
   const tuning = busTuningSchema.parse(options);
@@ -64,21 +74,44 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
   }, dedupeSweepEveryMs);
   sweep.unref();
 
-  return {
-    async publish(message: OutgoingMessage) {
-      const outcome = await publishMessage(
-        { db, boss, dedupeWindowSeconds: tuning.dedupeWindowSeconds },
-        message,
-      );
-      if (outcome.status === "duplicate") {
+  const publishContext = { db, boss, dedupeWindowSeconds: tuning.dedupeWindowSeconds };
+  const report = (message: CheckedMessage, outcome: PublishOutcome): void => {
+    switch (outcome.status) {
+      case "published":
+        return;
+      case "duplicate":
         // Normal after a crash between publish and outbox delete, or a retried publish.
         logger.debug({ messageId: message.id, topic: message.topic }, "duplicate message dropped");
-      } else if (outcome.status === "no_subscription") {
+        return;
+      case "no_subscription":
         logger.warn(
           { messageId: message.id, topic: message.topic },
           "no subscription matches the message; dropped",
         );
+        return;
+      default: {
+        const unknown: never = outcome;
+        throw new Error(`Unknown publish outcome ${JSON.stringify(unknown)}`);
       }
+    }
+  };
+  const publishGroup = createGroupCommit<CheckedMessage, PublishOutcome>({
+    maxBatch: maxPublishGroup,
+    flush: (messages) => publishMessages(publishContext, messages),
+  });
+
+  return {
+    async publish(message: OutgoingMessage) {
+      // Checked before joining a group: a malformed message fails its own caller, not the group.
+      const checked = outgoingMessageSchema.parse(message);
+      report(checked, await publishGroup.submit(checked));
+    },
+
+    async publishMany(messages: readonly OutgoingMessage[]) {
+      const checked = messages.map((message) => outgoingMessageSchema.parse(message));
+      if (checked.length === 0) return;
+      const outcomes = await publishMessages(publishContext, checked);
+      checked.forEach((message, index) => report(message, outcomes[index]!));
     },
 
     async declareSubscription(subscription: Subscription) {

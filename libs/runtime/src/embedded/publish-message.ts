@@ -1,10 +1,9 @@
 import { sql } from "kysely";
 import type PgBoss from "pg-boss";
-import type { OutgoingMessage } from "../ports/index.ts";
 import { busSchema } from "./bus-tables.ts";
 import { kyselyBossDb } from "./kysely-boss-db.ts";
-import { outgoingMessageSchema } from "./message-envelope.ts";
-import type { MessageEnvelope } from "./message-envelope.ts";
+import { orderedJobId } from "./ordered-job-id.ts";
+import type { CheckedMessage, MessageEnvelope } from "./message-envelope.ts";
 import type { AnyKysely } from "../any-kysely.ts";
 
 /** NOTIFY channel: the payload is the queue that just received a job, so its consumers fetch now. */
@@ -22,10 +21,12 @@ export interface PublishContext {
 }
 
 /**
- * One transaction: claim the (topic, id) dedupe key, find the subscriptions whose filter the
- * properties match, insert one pg-boss job per subscription, NOTIFY their consumers. Either the
- * whole fan-out happens and the key is recorded, or nothing does, so a retried publish after a
- * crash is never half-deduplicated.
+ * Publishes many messages in ONE transaction of four set-based statements, whatever their
+ * number: claim the (topic, id) dedupe keys, find the subscriptions whose filter each message's
+ * properties match, insert one pg-boss job per (message, subscription), NOTIFY the consumers of
+ * every queue that got an immediate message. Either the whole call happens and its keys are
+ * recorded, or nothing does, so a retried call after a crash is never half-deduplicated.
+ * Returns one outcome per message, in order.
  *
  * Why a key table rather than pg-boss job ids derived from the message id: a job id only
  * dedupes while the job sits in its queue (until archived, hours later, and differently per
@@ -35,38 +36,83 @@ export interface PublishContext {
  * Filters are applied here, at publish time, as in Service Bus: `properties @> filter` is an
  * equality match on every filter key. A subscription created after the publish does not get it.
  */
-export async function publishMessage(
+export async function publishMessages(
   context: PublishContext,
-  message: OutgoingMessage,
-): Promise<PublishOutcome> {
-  const { id, topic, properties, body, deliverAt } = outgoingMessageSchema.parse(message);
+  messages: readonly CheckedMessage[],
+): Promise<PublishOutcome[]> {
+  const outcomes: PublishOutcome[] = messages.map(() => ({ status: "duplicate" }) as const);
+  // Duplicates inside the call are settled here: ON CONFLICT cannot touch one row twice in a
+  // statement, and the first copy is the one that goes out, as if published one after another.
+  const firstIndex = new Map<string, number>();
+  messages.forEach((message, index) => {
+    const key = dedupeKey(message.topic, message.id);
+    if (!firstIndex.has(key)) firstIndex.set(key, index);
+  });
+  if (firstIndex.size === 0) return outcomes;
+  // Keys in one fixed order: two transactions claiming overlapping keys then wait for each
+  // other instead of deadlocking.
+  const keys = [...firstIndex.keys()].sort();
+  const candidates = keys.map((key) => messages[firstIndex.get(key)!]!);
+
   return context.db.transaction().execute(async (trx) => {
-    const claimed = await sql<{ claimed: number }>`
+    const claimedRows = await sql<{ topic: string; message_id: string }>`
       INSERT INTO ${sql.table(`${busSchema}.dedupe_keys`)} AS k (topic, message_id, expires_at)
-      VALUES (${topic}, ${id}, now() + make_interval(secs => ${context.dedupeWindowSeconds}))
+      SELECT topic, message_id, now() + make_interval(secs => ${context.dedupeWindowSeconds})
+      FROM unnest(${candidates.map((m) => m.topic)}::text[], ${candidates.map((m) => m.id)}::text[])
+        WITH ORDINALITY AS c(topic, message_id, ord)
+      ORDER BY ord
       ON CONFLICT (topic, message_id) DO UPDATE SET expires_at = EXCLUDED.expires_at
         WHERE k.expires_at <= now()
-      RETURNING 1 AS claimed`.execute(trx);
-    if (claimed.rows.length === 0) return { status: "duplicate" } as const;
+      RETURNING topic, message_id`.execute(trx);
+    const claimed = claimedRows.rows.map((row) => firstIndex.get(dedupeKey(row.topic, row.message_id))!);
+    if (claimed.length === 0) return outcomes;
+    claimed.sort((a, b) => a - b);
 
-    const subscriptions = await sql<{ queue: string }>`
-      SELECT queue FROM ${sql.table(`${busSchema}.subscriptions`)}
-      WHERE topic = ${topic} AND ${JSON.stringify(properties)}::jsonb @> filter
-      ORDER BY name`.execute(trx);
-    if (subscriptions.rows.length === 0) return { status: "no_subscription" } as const;
-
-    const envelope: MessageEnvelope = { id, topic, properties, body };
-    const queues = subscriptions.rows.map((row) => row.queue);
-    await context.boss.insert(
-      queues.map((queue) => ({ name: queue, data: envelope, startAfter: deliverAt?.toISOString() })),
-      { db: kyselyBossDb(trx) },
-    );
-    // A delayed message is found by the consumers' poll once due; waking them now is pointless.
-    if (deliverAt === undefined || deliverAt.getTime() <= Date.now()) {
-      for (const queue of queues) await sql`SELECT pg_notify(${busNotifyChannel}, ${queue})`.execute(trx);
+    // One query for every claimed message: its position in `claimed`, and each queue it goes to.
+    const routes = await sql<{ position: number; queue: string }>`
+      SELECT (m.ord - 1)::int AS position, s.queue
+      FROM jsonb_array_elements(${JSON.stringify(
+        claimed.map((index) => ({ topic: messages[index]!.topic, properties: messages[index]!.properties })),
+      )}::jsonb) WITH ORDINALITY AS m(message, ord)
+      JOIN ${sql.table(`${busSchema}.subscriptions`)} AS s
+        ON s.topic = m.message->>'topic' AND (m.message->'properties') @> s.filter
+      ORDER BY m.ord, s.name`.execute(trx);
+    const queuesOf = new Map<number, string[]>();
+    for (const row of routes.rows) {
+      const index = claimed[row.position]!;
+      queuesOf.set(index, [...(queuesOf.get(index) ?? []), row.queue]);
     }
-    return { status: "published", queues } as const;
+
+    const jobs: Array<{ id: string; name: string; data: MessageEnvelope; startAfter?: string }> = [];
+    const wake = new Set<string>();
+    const now = Date.now();
+    for (const index of claimed) {
+      const { id, topic, properties, body, deliverAt } = messages[index]!;
+      const queues = queuesOf.get(index) ?? [];
+      if (queues.length === 0) {
+        outcomes[index] = { status: "no_subscription" };
+        continue;
+      }
+      const envelope: MessageEnvelope = { id, topic, properties, body };
+      for (const queue of queues) {
+        jobs.push({ id: orderedJobId(), name: queue, data: envelope, startAfter: deliverAt?.toISOString() });
+      }
+      // A delayed message is found by the consumers' poll once due; waking them now is pointless.
+      if (deliverAt === undefined || deliverAt.getTime() <= now) queues.forEach((queue) => wake.add(queue));
+      outcomes[index] = { status: "published", queues };
+    }
+    if (jobs.length > 0) await context.boss.insert(jobs, { db: kyselyBossDb(trx) });
+    if (wake.size > 0) {
+      await sql`SELECT pg_notify(${busNotifyChannel}, queue) FROM unnest(${[...wake]}::text[]) AS queue`.execute(
+        trx,
+      );
+    }
+    return outcomes;
   });
+}
+
+function dedupeKey(topic: string, id: string): string {
+  return JSON.stringify([topic, id]);
 }
 
 /** Expired keys are dead weight; any process may sweep them. */

@@ -1,6 +1,7 @@
 import type PgBoss from "pg-boss";
 import type { Logger } from "../logger.ts";
 import { bossSchema } from "./bus-tables.ts";
+import { createGroupCommit } from "./group-commit.ts";
 
 export type BossJob = PgBoss.JobWithMetadata<unknown>;
 
@@ -9,7 +10,7 @@ export interface QueueConsumerOptions {
   readonly queue: string;
   /** Jobs handled at once by this consumer. */
   readonly concurrency: number;
-  /** Safety-net poll; `wake()` (a NOTIFY, a finished handler) fetches sooner. */
+  /** Safety-net poll; `wake()` (a NOTIFY) and freed slots fetch sooner (see `shouldFetch`). */
   readonly pollIntervalMs: number;
   /** The queue's lock (pg-boss `expireInSeconds`); renewed while a handler runs. */
   readonly lockSeconds: number;
@@ -28,42 +29,96 @@ export interface QueueConsumer {
   stop(): Promise<void>;
 }
 
+/** Completions recorded in one `boss.complete` at most. */
+const maxCompletionGroup = 500;
+
 /**
  * Our own fetch loop over pg-boss primitives (fetch / complete / fail) rather than `work()`:
  * - work() completes or fails a job after the handler WITHOUT awaiting it, so a failed job with
- *   no retry delay can be refetched while the old completion is still in flight; we await both;
+ *   no retry delay can be refetched while the old completion is still in flight; we await both:
+ *   a handler's slot is freed only once its outcome is recorded;
+ * - successes are group-committed: those finishing while a `boss.complete` is in flight are
+ *   completed together by the next one (one statement for many jobs); failures stay one by one;
  * - a failure is stored as our sanitized output, never the raw error with its stack;
  * - we renew the lock (started_on) while a handler runs, Service Bus style, so a short lock
  *   recovers a crashed consumer quickly without expiring a long, healthy handler;
- * - `concurrency` is the number of free slots fetched at once, and a NOTIFY can wake the loop.
+ * - fetching is economical (most fetches used to come back empty): see `shouldFetch`.
  * Fetching uses pg-boss's `FOR UPDATE SKIP LOCKED`, so consumers in many processes compete.
  */
 export function startQueueConsumer(options: QueueConsumerOptions): QueueConsumer {
-  const { boss, queue, logger } = options;
+  const { boss, queue, logger, concurrency } = options;
   const inFlight = new Set<Promise<void>>();
   const renewLockSql = `UPDATE ${bossSchema}.job SET started_on = now() WHERE name = $1 AND id = $2 AND state = 'active'`;
   // pg-boss dead-letters a failing job once retry_count reaches retry_limit: spend them all now.
   const exhaustRetriesSql = `UPDATE ${bossSchema}.job SET retry_count = retry_limit WHERE name = $1 AND id = $2 AND state = 'active'`;
+  const completions = createGroupCommit<string, void>({
+    maxBatch: maxCompletionGroup,
+    flush: async (ids) => {
+      await boss.complete(queue, [...ids]);
+      return ids.map(() => undefined);
+    },
+  });
+  // A batch of freed slots worth a fetch while the queue may still hold jobs (see shouldFetch).
+  const refillSlots = Math.max(1, Math.ceil(concurrency / 2));
   let stopping = false;
-  let woken = false;
+  /** A NOTIFY (or a reconnect) since the last fetch: new jobs were published to this queue. */
+  let notified = false;
+  /** The last fetch filled every free slot: more jobs are probably waiting. */
+  let backlog = true;
+  let lastFetchAt = 0;
   let interruptSleep: (() => void) | undefined;
 
+  const signal = (): void => interruptSleep?.();
+
   const wake = (): void => {
-    woken = true;
-    interruptSleep?.();
+    notified = true;
+    signal();
   };
 
-  const sleep = (ms: number): Promise<void> =>
+  /**
+   * When to fetch, so that fetches seldom come back empty and each brings several jobs:
+   * - never without a free slot;
+   * - when the safety-net poll is due (a lost NOTIFY, a delayed job that became due);
+   * - on a NOTIFY when the queue was drained at the last fetch: new work, fetch at once;
+   * - when more jobs are probably waiting (the last fetch was full, or a NOTIFY came meanwhile):
+   *   once half the slots are free or nothing runs, rather than after every finished job.
+   * An empty fetch clears `backlog`, so an idle consumer sleeps until a NOTIFY or the poll.
+   */
+  const shouldFetch = (free: number, now: number): boolean => {
+    if (free <= 0) return false;
+    if (now - lastFetchAt >= options.pollIntervalMs) return true;
+    if (notified && !backlog) return true;
+    return (backlog || notified) && (free >= refillSlots || inFlight.size === 0);
+  };
+
+  /** Until a signal (NOTIFY, freed slot, stop) or, with a free slot, until the poll is due. */
+  const sleep = (free: number, now: number): Promise<void> =>
     new Promise((resolve) => {
-      if (woken || stopping) return resolve();
+      if (stopping) return resolve();
+      let timer: NodeJS.Timeout | undefined;
       const done = (): void => {
-        clearTimeout(timer);
+        if (timer !== undefined) clearTimeout(timer);
         interruptSleep = undefined;
         resolve();
       };
-      const timer = setTimeout(done, ms);
+      if (free > 0) timer = setTimeout(done, Math.max(0, lastFetchAt + options.pollIntervalMs - now));
       interruptSleep = done;
     });
+
+  const record = async (job: BossJob, failure: { error: unknown } | undefined): Promise<void> => {
+    try {
+      if (failure === undefined) await completions.submit(job.id);
+      else {
+        if (options.isPoison?.(failure.error) === true) {
+          await boss.getDb().executeSql(exhaustRetriesSql, [queue, job.id]);
+        }
+        await boss.fail(queue, job.id, options.failureOutput(failure.error, job));
+      }
+    } catch (error) {
+      // The job stays locked until its lock expires, then it is delivered again (at-least-once).
+      logger.error({ err: error, queue }, "could not record the outcome of a delivery");
+    }
+  };
 
   const run = async (job: BossJob): Promise<void> => {
     const renew = setInterval(
@@ -83,42 +138,32 @@ export function startQueueConsumer(options: QueueConsumerOptions): QueueConsumer
     } finally {
       clearInterval(renew);
     }
-    try {
-      if (failure === undefined) await boss.complete(queue, job.id);
-      else {
-        if (options.isPoison?.(failure.error) === true) {
-          await boss.getDb().executeSql(exhaustRetriesSql, [queue, job.id]);
-        }
-        await boss.fail(queue, job.id, options.failureOutput(failure.error, job));
-      }
-    } catch (error) {
-      // The job stays locked until its lock expires, then it is delivered again (at-least-once).
-      logger.error({ err: error, queue }, "could not record the outcome of a delivery");
-    }
+    await record(job, failure);
   };
 
   const loop = async (): Promise<void> => {
     while (!stopping) {
-      woken = false;
-      const free = options.concurrency - inFlight.size;
-      let fetched = 0;
-      if (free > 0) {
-        try {
-          const jobs = await boss.fetch<unknown>(queue, { batchSize: free, includeMetadata: true });
-          fetched = jobs.length;
-          for (const job of jobs) {
-            const running: Promise<void> = run(job).finally(() => {
-              inFlight.delete(running);
-              wake();
-            });
-            inFlight.add(running);
-          }
-        } catch (error) {
-          logger.warn({ err: error, queue }, "fetch failed");
-        }
+      const free = concurrency - inFlight.size;
+      const now = Date.now();
+      if (!shouldFetch(free, now)) {
+        await sleep(free, now);
+        continue;
       }
-      // A full batch suggests more are waiting: fetch again at once.
-      if (fetched === 0 || fetched < free) await sleep(options.pollIntervalMs);
+      notified = false;
+      lastFetchAt = now;
+      try {
+        const jobs = await boss.fetch<unknown>(queue, { batchSize: free, includeMetadata: true });
+        backlog = jobs.length >= free;
+        for (const job of jobs) {
+          const running: Promise<void> = run(job).finally(() => {
+            inFlight.delete(running);
+            signal();
+          });
+          inFlight.add(running);
+        }
+      } catch (error) {
+        logger.warn({ err: error, queue }, "fetch failed");
+      }
     }
   };
 
@@ -128,7 +173,7 @@ export function startQueueConsumer(options: QueueConsumerOptions): QueueConsumer
     wake,
     async stop() {
       stopping = true;
-      interruptSleep?.();
+      signal();
       await looping;
       await Promise.all([...inFlight]);
     },

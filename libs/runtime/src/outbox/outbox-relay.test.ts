@@ -13,20 +13,29 @@ import type { OutboxRelay } from "./outbox-relay.ts";
 
 const logger = createLogger({ level: "silent", name: "outbox-test" });
 
-/** The relay is tested against the port: what it hands to the bus, not what a broker does with it. */
+/**
+ * The relay is tested against the port: what it hands to the bus, not what a broker does with it.
+ * A call containing an id of `failOnceFor` fails as a whole (publishMany is all or nothing).
+ */
 function recordingBus(failOnceFor: Set<string> = new Set()) {
   const published: OutgoingMessage[] = [];
+  const calls: number[] = [];
   const bus: MessageBus = {
     async publish(message) {
-      if (failOnceFor.delete(message.id)) throw new Error("broker unavailable");
-      published.push(message);
+      await bus.publishMany([message]);
+    },
+    async publishMany(messages) {
+      const failing = messages.filter((message) => failOnceFor.delete(message.id));
+      if (failing.length > 0) throw new Error("broker unavailable");
+      calls.push(messages.length);
+      published.push(...messages);
     },
     subscribe: async () => {},
     declareSubscription: async () => {},
     deadLetters: async () => [],
     stop: async () => {},
   };
-  return { bus, published };
+  return { bus, published, calls };
 }
 
 function messages(count: number): OutboxMessage[] {
@@ -83,17 +92,30 @@ describe("outbox relay", () => {
     expect(await outboxCount()).toBe(0);
   });
 
-  it("leaves a row whose publish failed, and the ones after it, for the next pass", async () => {
+  it("publishes a pass's rows in one publishMany, and leaves them all for the next pass when it fails", async () => {
     const rows = messages(3);
-    const { bus, published } = recordingBus(new Set([rows[1]!.messageId]));
+    const { bus, published, calls } = recordingBus(new Set([rows[1]!.messageId]));
     const relay = await start({ bus, pollIntervalMs: 60_000 });
     await database.db.transaction().execute((trx) => enqueueOutbox(trx, rows));
 
     await expect(relay.flush()).rejects.toThrow("broker unavailable");
-    expect(published.map((message) => message.id)).toEqual([rows[0]!.messageId]);
-    expect(await outboxCount()).toBe(2);
+    expect(published).toEqual([]);
+    expect(await outboxCount()).toBe(3);
 
     await relay.flush();
+    expect(published.map((message) => message.id)).toEqual(rows.map((row) => row.messageId));
+    expect(calls).toEqual([3]);
+    expect(await outboxCount()).toBe(0);
+  });
+
+  it("splits a large outbox into passes of batchSize rows, in id order", async () => {
+    const rows = messages(12);
+    const { bus, published, calls } = recordingBus();
+    const relay = await start({ bus, pollIntervalMs: 60_000, batchSize: 5 });
+    await database.db.transaction().execute((trx) => enqueueOutbox(trx, rows));
+
+    await relay.flush();
+    expect(calls).toEqual([5, 5, 2]);
     expect(published.map((message) => message.id)).toEqual(rows.map((row) => row.messageId));
     expect(await outboxCount()).toBe(0);
   });

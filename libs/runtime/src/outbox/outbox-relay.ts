@@ -1,13 +1,14 @@
-import { sql } from "kysely";
+import { claimOutboxBatch, deleteOutbox, OUTBOX_CHANNEL } from "@matoolkit/db";
+import type { Db } from "@matoolkit/db";
 import type { Logger } from "../logger.ts";
 import { startPgListener } from "../pg-listener.ts";
 import type { PgListener } from "../pg-listener.ts";
-import type { MessageBus } from "../ports/index.ts";
+import type { MessageBus, OutgoingMessage } from "../ports/index.ts";
 import { outboxRowSchema, toOutgoingMessage } from "./outbox-row.ts";
 import type { AnyKysely } from "../any-kysely.ts";
 
 /** Sent (by the enqueue, in the same transaction) when rows are added to the outbox. */
-export const outboxNotifyChannel = "matoolkit_outbox";
+export const outboxNotifyChannel = OUTBOX_CHANNEL;
 
 export interface OutboxRelayOptions {
   readonly db: AnyKysely;
@@ -17,7 +18,7 @@ export interface OutboxRelayOptions {
   readonly connectionString?: string;
   /** Safety-net poll (a lost notification, a row left by a failed publish). */
   readonly pollIntervalMs?: number;
-  /** Rows locked and published per transaction. */
+  /** Rows locked and published (one `publishMany`) per transaction; 500 by default. */
   readonly batchSize?: number;
 }
 
@@ -36,17 +37,18 @@ interface PassResult {
 /**
  * Transactional outbox relay: services write messages to `outbox` in the transaction that
  * changes their state; this moves them to the bus. Each pass locks a batch in id order
- * (`FOR UPDATE SKIP LOCKED`: several relays share the work, none publishes a row another holds),
- * publishes, deletes what was published and commits. A publish failure stops the pass and
- * leaves that row and the following ones for the next pass, keeping the order. A crash after
- * publishing but before the commit publishes those rows again: at-least-once, and the bus drops
- * the copies by message id within its dedupe window.
+ * (`claimOutboxBatch`, `FOR UPDATE SKIP LOCKED`: several relays share the work, none publishes a
+ * row another holds), publishes the whole batch with ONE `publishMany`, deletes it and commits.
+ * A failed publishMany leaves every row of the pass for the next one (the bus's all-or-nothing:
+ * what did go out is dropped as a duplicate when published again). A crash after publishing but
+ * before the commit publishes those rows again: at-least-once, and the bus drops the copies by
+ * message id within its dedupe window. The SQL on `outbox` is libs/db's (outbox.repository.ts).
  * The embedded bus publishes in a transaction of its own while the pass holds its rows: the
  * pool behind `db` needs at least two connections per relay.
  */
 export async function startOutboxRelay(options: OutboxRelayOptions): Promise<OutboxRelay> {
   const { db, bus, logger } = options;
-  const batchSize = options.batchSize ?? 100;
+  const batchSize = options.batchSize ?? 500;
   let stopped = false;
   // Passes of this process run one after another, so flush() never returns while a background
   // pass still holds rows it has not published yet.
@@ -61,15 +63,16 @@ export async function startOutboxRelay(options: OutboxRelayOptions): Promise<Out
 
   const pass = (): Promise<PassResult> =>
     db.transaction().execute(async (trx) => {
-      const rows = await sql`
-        SELECT id, message_id AS "messageId", topic, properties, body, deliver_at AS "deliverAt" FROM outbox
-        ORDER BY id LIMIT ${batchSize} FOR UPDATE SKIP LOCKED`.execute(trx);
-      const done: string[] = [];
-      let failure: unknown;
-      for (const raw of rows.rows) {
+      // The service's handle, typed loosely here (AnyKysely); the outbox functions run raw SQL
+      // that holds on any handle to the service's database.
+      const outbox = trx as unknown as Db;
+      const rows = await claimOutboxBatch(outbox, batchSize);
+      const ids: number[] = [];
+      const messages: OutgoingMessage[] = [];
+      for (const raw of rows) {
         const row = outboxRowSchema.safeParse(raw);
         if (!row.success) {
-          // Publishing it can never succeed; stopping here would block every later message.
+          // Publishing it can never succeed; failing the batch would block every later message.
           // It stays in the table for an operator, skipped at every pass.
           logger.error(
             { outboxId: (raw as { id?: unknown }).id, issues: row.error.issues.length },
@@ -77,16 +80,17 @@ export async function startOutboxRelay(options: OutboxRelayOptions): Promise<Out
           );
           continue;
         }
-        try {
-          await bus.publish(toOutgoingMessage(row.data));
-          done.push(String(row.data.id));
-        } catch (error) {
-          failure = error;
-          break;
-        }
+        ids.push(Number(row.data.id));
+        messages.push(toOutgoingMessage(row.data));
       }
-      if (done.length > 0) await sql`DELETE FROM outbox WHERE id = ANY(${done}::bigint[])`.execute(trx);
-      return failure === undefined ? { published: done.length } : { published: done.length, failure };
+      if (messages.length === 0) return { published: 0 };
+      try {
+        await bus.publishMany(messages);
+      } catch (error) {
+        return { published: 0, failure: error };
+      }
+      await deleteOutbox(outbox, ids);
+      return { published: ids.length };
     });
 
   const drain = async (): Promise<void> => {

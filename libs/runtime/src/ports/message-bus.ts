@@ -64,6 +64,15 @@ export interface DeadLetter {
 export interface MessageBus {
   publish(message: OutgoingMessage): Promise<void>;
   /**
+   * Publishes many messages in one round trip, with the guarantees of `publish` for each one:
+   * dedupe by (topic, id) within the window — two messages of one call with the same topic and
+   * id count as a duplicate too: the first goes out —, filters applied now, `deliverAt` honoured,
+   * a message matching no subscription dropped. All or nothing for the caller: a thrown error
+   * means "publish the whole call again"; what did go out is then dropped as a duplicate.
+   * An empty array does nothing.
+   */
+  publishMany(messages: readonly OutgoingMessage[]): Promise<void>;
+  /**
    * Creates the subscription durably without consuming it, as infrastructure does for Service
    * Bus (Bicep) or Dapr (declarative subscriptions): messages published from then on wait for a
    * consumer. A message that matches no subscription at publish time is dropped (Service Bus

@@ -1,0 +1,128 @@
+import { randomUUID } from "node:crypto";
+import { topics } from "@matoolkit/domain";
+import {
+  createStandInBroker,
+  reserveFreePort,
+  startStandInSidecar,
+  type StandInBroker,
+} from "@matoolkit/dapr-stand-in";
+import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { createLogger } from "../logger.ts";
+import type { Delivery, OutgoingMessage } from "../ports/index.ts";
+import { createDaprRuntime } from "./create-dapr-runtime.ts";
+
+/**
+ * publishMany through Dapr's bulk publish API, against the stand-in sidecar: what the contract
+ * suite cannot provoke (a broker refusing part of a bulk).
+ */
+let database: TestDatabase;
+let broker: StandInBroker;
+const cleanups: Array<() => Promise<void>> = [];
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  broker?.close();
+});
+afterAll(async () => {
+  await database?.drop();
+});
+
+const logger = createLogger({ level: "silent", name: "dapr-bus-test" });
+const waitUntil = (assertion: () => void | Promise<void>) =>
+  vi.waitFor(assertion, { timeout: 10_000, interval: 25 });
+
+async function openBus(appId: string, sidecarLog: string[] = []) {
+  const appPort = await reserveFreePort();
+  const sidecar = await startStandInSidecar({
+    broker,
+    appId,
+    appUrl: `http://127.0.0.1:${appPort}`,
+    log: (_level, line) => void sidecarLog.push(line),
+  });
+  const runtime = await createDaprRuntime({
+    sidecar: { httpEndpoint: sidecar.url },
+    app: { host: "127.0.0.1", port: appPort },
+    pubsubName: "matoolkit-pubsub",
+    stateStoreName: "matoolkit-state",
+    jobsApiVersion: "v1.0-alpha1",
+    db: database.db,
+    logger,
+    dedupeWindowSeconds: 600,
+    ports: { bus: true, timers: "dapr-jobs", idempotency: false },
+  });
+  cleanups.push(async () => {
+    await runtime.stop();
+    await sidecar.stop();
+  });
+  return { bus: runtime.bus!, runtime, sidecar };
+}
+
+describe("Dapr bus publishMany (bulk publish)", () => {
+  it("sends a call's immediate messages in one bulk request, with our ids and types as CloudEvent attributes", async () => {
+    broker = createStandInBroker({ redeliveryDelayMs: 20 });
+    const sidecarLog: string[] = [];
+    const { bus, runtime, sidecar } = await openBus("bulk-app", sidecarLog);
+    const deliveries: Delivery[] = [];
+    await bus.subscribe({ topic: topics.orchestratorEvents, name: "orchestrator" }, async (delivery) => {
+      deliveries.push(delivery);
+    });
+    await runtime.start();
+    await sidecar.ready();
+
+    const ids = [randomUUID(), randomUUID(), randomUUID()];
+    await bus.publishMany(
+      ids.map((id, n) => ({
+        id,
+        topic: topics.orchestratorEvents,
+        properties: { MessageType: "phase-due" },
+        body: { n },
+      })),
+    );
+
+    expect(sidecarLog.filter((line) => line.startsWith("bulk published"))).toEqual([
+      `bulk published 3 of 3 CloudEvents to matoolkit-pubsub/${topics.orchestratorEvents}`,
+    ]);
+    const published = broker.messages(topics.orchestratorEvents);
+    expect(published.map((message) => [message.cloudEvent.id, message.cloudEvent.type])).toEqual(
+      ids.map((id) => [id, "phase-due"]),
+    );
+    await waitUntil(() => expect(deliveries.map((delivery) => delivery.id).sort()).toEqual([...ids].sort()));
+    expect(deliveries.map((delivery) => delivery.properties)).toEqual(
+      ids.map(() => ({ MessageType: "phase-due" })),
+    );
+  });
+
+  it("throws when the broker refuses part of a bulk; the retried call sends only what did not go out", async () => {
+    broker = createStandInBroker({ redeliveryDelayMs: 20 });
+    const { bus, runtime, sidecar } = await openBus("bulk-partial");
+    await runtime.start();
+    await sidecar.ready();
+
+    const messages: OutgoingMessage[] = [
+      topics.workerResults,
+      topics.workerResults,
+      topics.orchestratorEvents,
+    ].map((topic) => ({ id: randomUUID(), topic, properties: {}, body: {} }));
+    broker.failNextPublish(messages[1]!.id, "quota exceeded for jdoe@contoso.com");
+
+    const failure = await bus.publishMany(messages).then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+    expect(failure?.message).toMatch(/bulk publish to worker-results failed for 1 of 2 messages/);
+    // The component's error text may quote payloads: it is not carried into ours.
+    expect(failure?.message).not.toContain("jdoe@contoso.com");
+    const sent = () =>
+      [topics.workerResults, topics.orchestratorEvents].flatMap((topic) =>
+        broker.messages(topic).map((message) => message.cloudEvent.id),
+      );
+    expect(sent().sort()).toEqual([messages[0]!.id, messages[2]!.id].sort());
+
+    // What the caller does after a failure: publish the whole call again.
+    await bus.publishMany(messages);
+    expect(sent().sort()).toEqual(messages.map((message) => message.id).sort());
+  });
+});
