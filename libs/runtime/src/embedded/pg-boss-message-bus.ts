@@ -2,6 +2,7 @@ import { toSafeError } from "@matoolkit/domain";
 import type PgBoss from "pg-boss";
 import type { Logger } from "../logger.ts";
 import { startPgListener } from "../pg-listener.ts";
+import { DeliveryDeferredError } from "../ports/index.ts";
 import type {
   DeadLetter,
   DeliveryHandler,
@@ -131,6 +132,14 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
           try {
             await handler(delivery);
           } catch (error) {
+            if (error instanceof DeliveryDeferredError) {
+              // A normal stop (the process is shutting down): the message goes back, nothing failed.
+              logger.info(
+                { messageId: delivery.id, subscription: subscription.name, reason: "delivery.deferred" },
+                `delivery handed back: ${error.message}`,
+              );
+              throw error;
+            }
             const safe = toSafeError(error);
             logger.warn(
               {
