@@ -2,7 +2,7 @@ import type { ExecutionEvent } from "@matoolkit/domain";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "./connection.ts";
-import { countBatchMembers } from "./member-counts.repository.ts";
+import { countBatchMembers, countMembersByStatus } from "./member-counts.repository.ts";
 import { transitionMember } from "./members.repository.ts";
 import { insertPhases } from "./phases.repository.ts";
 import { insertSteps, listStepsByPhase } from "./steps.repository.ts";
@@ -61,6 +61,8 @@ describe("countBatchMembers", () => {
     expect(counts.phases.get(seeded.phase.id)).toEqual({ succeeded: 1, failed: 2, cancelled: 1, running: 3 });
     expect(counts.phases.has(empty!.id)).toBe(false);
     expect(counts.phases.size).toBe(1);
+    expect(counts.batchStatus).toBe("detected");
+    expect(await countMembersByStatus(db, seeded.batch.id)).toEqual(counts.members);
   });
 
   it("gives zeros for a batch without members or steps", async () => {
@@ -68,6 +70,12 @@ describe("countBatchMembers", () => {
     expect(await countBatchMembers(db, seeded.batch.id)).toEqual({
       members: { active: 0, failed: 0, removed: 0 },
       phases: new Map(),
+      batchStatus: "detected",
     });
+    expect(await countMembersByStatus(db, seeded.batch.id)).toEqual({ active: 0, failed: 0, removed: 0 });
+  });
+
+  it("says there is no such batch with an undefined status", async () => {
+    expect((await countBatchMembers(db, 987_654)).batchStatus).toBeUndefined();
   });
 });

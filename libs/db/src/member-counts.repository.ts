@@ -1,4 +1,4 @@
-import { memberMachine, type MemberStatus } from "@matoolkit/domain";
+import { memberMachine, type BatchStatus, type MemberStatus } from "@matoolkit/domain";
 import { sql } from "kysely";
 import type { Db } from "./connection.ts";
 
@@ -22,53 +22,79 @@ export interface BatchCounts {
   readonly members: BatchMemberCounts;
   /** Keyed by phase execution id; a phase without steps yet is absent. */
   readonly phases: ReadonlyMap<number, PhaseMemberCounts>;
+  /**
+   * The batch's status in the same snapshot as the counts; undefined when there is no such batch.
+   * Once a batch has ended, its phase counts are final (see phase-counts-cache.ts in the admin API).
+   */
+  readonly batchStatus: BatchStatus | undefined;
 }
 
 export const noPhaseMembers: PhaseMemberCounts = { succeeded: 0, failed: 0, cancelled: 0, running: 0 };
 
 interface CountsRow {
+  batch_status: BatchStatus | null;
   members: Record<string, number> | null;
   phases: Array<{ phase_id: number } & PhaseMemberCounts> | null;
 }
 
 /**
  * Member counts of a batch and of each of its phases in ONE aggregate statement: the database
- * groups the steps by phase and member, and only the counts travel, never the steps.
+ * groups the steps by phase and member, and only the counts travel, never the steps. A member's
+ * outcome in a phase is its worst step there (3 failed or timed out polling, 2 cancelled, 1 not
+ * terminal yet, 0 succeeded): one max() per step instead of three boolean aggregates. The steps
+ * are read index-only, already in (phase, member) order (step_executions_batch_outcome_idx).
  */
 export async function countBatchMembers(db: Db, batchId: number): Promise<BatchCounts> {
   const result = await sql<CountsRow>`
     WITH per_member AS (
       SELECT phase_execution_id,
-        bool_and(status = 'succeeded') AS all_succeeded,
-        bool_or(status IN ('failed', 'poll_timeout')) AS any_failed,
-        bool_or(status = 'cancelled') AS any_cancelled
+        max(CASE status
+          WHEN 'succeeded' THEN 0 WHEN 'cancelled' THEN 2 WHEN 'failed' THEN 3 WHEN 'poll_timeout' THEN 3
+          ELSE 1 END) AS outcome
       FROM step_executions
       WHERE batch_id = ${batchId}
       GROUP BY phase_execution_id, batch_member_id
     ), per_phase AS (
       SELECT phase_execution_id AS phase_id,
-        count(*) FILTER (WHERE all_succeeded) AS succeeded,
-        count(*) FILTER (WHERE any_failed) AS failed,
-        count(*) FILTER (WHERE any_cancelled AND NOT any_failed) AS cancelled,
-        count(*) FILTER (WHERE NOT all_succeeded AND NOT any_failed AND NOT any_cancelled) AS running
+        count(*) FILTER (WHERE outcome = 0) AS succeeded,
+        count(*) FILTER (WHERE outcome = 3) AS failed,
+        count(*) FILTER (WHERE outcome = 2) AS cancelled,
+        count(*) FILTER (WHERE outcome = 1) AS running
       FROM per_member
       GROUP BY phase_execution_id
     )
     SELECT
-      (SELECT json_object_agg(status, n) FROM (
-        SELECT status, count(*) AS n FROM batch_members WHERE batch_id = ${batchId} GROUP BY status
-      ) AS by_status) AS members,
+      (SELECT status FROM batches WHERE id = ${batchId}) AS batch_status,
+      (${membersByStatus(batchId)}) AS members,
       (SELECT json_agg(per_phase) FROM per_phase) AS phases
   `.execute(db);
   const row = result.rows[0];
-  const members = Object.fromEntries(
-    memberMachine.states.map((status) => [status, row?.members?.[status] ?? 0]),
-  ) as Record<MemberStatus, number>;
   const phases = new Map<number, PhaseMemberCounts>(
     (row?.phases ?? []).map(({ phase_id, succeeded, failed, cancelled, running }) => [
       phase_id,
       { succeeded, failed, cancelled, running },
     ]),
   );
-  return { members, phases };
+  return { members: everyStatus(row?.members ?? null), phases, batchStatus: row?.batch_status ?? undefined };
+}
+
+/** Only the members by status: an index-only scan of the batch's members, for a caller that has the phase counts. */
+export async function countMembersByStatus(db: Db, batchId: number): Promise<BatchMemberCounts> {
+  const result = await sql<{ members: Record<string, number> | null }>`
+    SELECT (${membersByStatus(batchId)}) AS members
+  `.execute(db);
+  return everyStatus(result.rows[0]?.members ?? null);
+}
+
+function membersByStatus(batchId: number) {
+  return sql`SELECT json_object_agg(status, n) FROM (
+    SELECT status, count(*) AS n FROM batch_members WHERE batch_id = ${batchId} GROUP BY status
+  ) AS by_status`;
+}
+
+function everyStatus(counted: Record<string, number> | null): BatchMemberCounts {
+  return Object.fromEntries(memberMachine.states.map((status) => [status, counted?.[status] ?? 0])) as Record<
+    MemberStatus,
+    number
+  >;
 }

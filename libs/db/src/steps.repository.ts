@@ -110,20 +110,31 @@ export async function listStepsByMember(db: Db, batchMemberId: number): Promise<
     .execute();
 }
 
-/** In creation order. */
+/**
+ * In creation order. The page's ids come from an index-only scan of (batch_id, id), then only those
+ * rows are read: skipping `offset` steps reads no row (a deep page of a 50,000-step batch read and
+ * dropped 49,900 whole rows).
+ */
 export async function listStepsByBatch(
   db: Db,
   batchId: number,
   page: { readonly limit: number; readonly offset: number },
 ): Promise<StepExecution[]> {
-  return db
+  // `batch_id = ANY(ARRAY[$1]) ORDER BY batch_id, id`, not `batch_id = $1 ORDER BY id`: with a
+  // plain equality the planner may walk the primary key and filter on batch_id, which it prices as
+  // cheap as the (batch_id, id) index when it assumes the batch's rows are spread evenly through
+  // the table; for the newest batch (its rows at the end) it then reads every older batch's steps
+  // first (~40 ms for the first page behind 100,000 steps). An array match is no constant for the
+  // planner, so only that index gives the (batch_id, id) order without sorting the batch.
+  const pageIds = db
     .selectFrom("stepExecutions")
-    .selectAll()
-    .where("batchId", "=", batchId)
+    .select("id")
+    .where(sql<boolean>`batch_id = ANY(${sql.val([batchId])}::int[])`)
+    .orderBy("batchId")
     .orderBy("id")
     .limit(page.limit)
-    .offset(page.offset)
-    .execute();
+    .offset(page.offset);
+  return db.selectFrom("stepExecutions").selectAll().where("id", "in", pageIds).orderBy("id").execute();
 }
 
 /** Applies `event` if the step is in one of its source states; undefined when another writer won. */

@@ -4,6 +4,7 @@ import { cancellationMigration } from "./0002_cancellation.ts";
 import { schedulerMigration } from "./0003_scheduler.ts";
 import { hotPathsMigration } from "./0004_hot_paths.ts";
 import { jobLeasesMigration } from "./0005_job_leases.ts";
+import { readModelsMigration } from "./0006_read_models.ts";
 
 /** Applied in key order by migrate.ts; names sort lexically, hence the zero-padded prefix. */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   "0003_scheduler": schedulerMigration,
   "0004_hot_paths": hotPathsMigration,
   "0005_job_leases": jobLeasesMigration,
+  "0006_read_models": readModelsMigration,
 };

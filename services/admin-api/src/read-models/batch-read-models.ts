@@ -1,26 +1,39 @@
 import {
-  countBatchMembers,
+  getBatch,
+  getBatchWithRunbook,
+  listEvents,
   listInitsByBatch,
+  listMembers,
   listPhases,
   listRollbacks,
   listStepsByBatch,
   noPhaseMembers,
-  type BatchWithRunbook,
   type Db,
   type PhaseExecution,
   type PhaseMemberCounts,
   type RollbackView,
 } from "@matoolkit/db";
+import { readBatchCounts } from "./batch-counts.ts";
 
 /**
- * What the batch read routes return beyond the raw rows: member counts (one aggregate query per
- * request, see countBatchMembers) and the rollbacks sent for failed executions.
+ * What the batch read routes return beyond the raw rows: member counts (see batch-counts.ts) and
+ * the rollbacks sent for failed executions. Each answers undefined when the batch does not exist.
+ *
+ * Every read is one round trip to the database where it can be: the statements a read needs run
+ * side by side, and the batch is not looked up first when the rows read prove it exists (each
+ * references it): only an empty answer needs the batch row to tell "nothing yet" from "no such
+ * batch".
  */
 export type PhaseWithCounts = PhaseExecution & { readonly memberCounts: PhaseMemberCounts };
 
 /** GET /api/batches/{id}: the batch (without its YAML), member counts and a summary of each phase. */
-export async function batchDetail(db: Db, batch: BatchWithRunbook) {
-  const [counts, phases] = await Promise.all([countBatchMembers(db, batch.id), listPhases(db, batch.id)]);
+export async function batchDetail(db: Db, batchId: number) {
+  const [batch, counts, phases] = await Promise.all([
+    getBatchWithRunbook(db, batchId),
+    readBatchCounts(db, batchId),
+    listPhases(db, batchId),
+  ]);
+  if (batch === undefined || counts === undefined) return undefined;
   const { yamlContent: _yaml, ...rest } = batch;
   return {
     ...rest,
@@ -37,9 +50,32 @@ export async function batchDetail(db: Db, batch: BatchWithRunbook) {
 }
 
 /** GET /api/batches/{id}/phases: every phase row with its member counts. */
-export async function phasesWithCounts(db: Db, batchId: number): Promise<PhaseWithCounts[]> {
-  const [counts, phases] = await Promise.all([countBatchMembers(db, batchId), listPhases(db, batchId)]);
+export async function phasesWithCounts(db: Db, batchId: number): Promise<PhaseWithCounts[] | undefined> {
+  const [counts, phases] = await Promise.all([readBatchCounts(db, batchId), listPhases(db, batchId)]);
+  if (counts === undefined) return undefined;
   return phases.map((phase) => ({ ...phase, memberCounts: counts.phases.get(phase.id) ?? noPhaseMembers }));
+}
+
+/** GET /api/batches/{id}/members: every member, in insertion order. */
+export async function batchMembers(db: Db, batchId: number) {
+  const members = await listMembers(db, batchId);
+  return members.length > 0 || (await batchExists(db, batchId)) ? members : undefined;
+}
+
+/**
+ * GET /api/batches/{id}/events: a page of the timeline after `afterId`. One row more than asked
+ * tells whether another page follows without a count query.
+ */
+export async function eventPage(
+  db: Db,
+  batchId: number,
+  page: { readonly afterId?: number | undefined; readonly limit: number },
+) {
+  const rows = await listEvents(db, batchId, { afterId: page.afterId, limit: page.limit + 1 });
+  if (rows.length === 0 && !(await batchExists(db, batchId))) return undefined;
+  const items = rows.slice(0, page.limit);
+  const nextAfterId = rows.length > page.limit ? (items.at(-1)?.id ?? null) : null;
+  return { items, nextAfterId };
 }
 
 /**
@@ -55,9 +91,10 @@ export async function executionsWithRollbacks(
     listInitsByBatch(db, batchId),
     listStepsByBatch(db, batchId, page),
   ]);
+  if (init.length === 0 && steps.length === 0 && !(await batchExists(db, batchId))) return undefined;
   const rollbacks = await listRollbacks(db, batchId, {
-    stepIds: steps.filter((step) => step.onFailure !== null).map((step) => step.id),
-    initIds: init.filter((row) => row.onFailure !== null).map((row) => row.id),
+    stepIds: steps.filter(mayHaveRollback).map((step) => step.id),
+    initIds: init.filter(mayHaveRollback).map((row) => row.id),
   });
   const withRollback = <T extends { id: number }>(kind: "step" | "init", row: T) => ({
     ...row,
@@ -67,4 +104,19 @@ export async function executionsWithRollbacks(
     init: init.map((row) => withRollback("init", row)),
     steps: steps.map((row) => withRollback("step", row)),
   };
+}
+
+/**
+ * A rollback is sent for an execution with an on_failure sequence, on its terminal failure (no
+ * retry left, or a poll timeout), and nothing moves an execution out of failed or poll_timeout
+ * after that; so a page without such an execution (a batch that went well) needs no events read.
+ */
+function mayHaveRollback(execution: { readonly onFailure: string | null; readonly status: string }): boolean {
+  return (
+    execution.onFailure !== null && (execution.status === "failed" || execution.status === "poll_timeout")
+  );
+}
+
+async function batchExists(db: Db, batchId: number): Promise<boolean> {
+  return (await getBatch(db, batchId)) !== undefined;
 }

@@ -1,4 +1,4 @@
-import { getBatchWithRunbook, listBatches, listEvents, listMembers, type Db } from "@matoolkit/db";
+import { listBatches } from "@matoolkit/db";
 import { batchMachine } from "@matoolkit/domain";
 import { z } from "zod";
 import { advanceBatchCommand } from "../commands/advance-batch.ts";
@@ -7,7 +7,13 @@ import { createManualBatchCommand } from "../commands/create-manual-batch.ts";
 import { notFound } from "../http/api-error.ts";
 import { nonEmptyText, oneOf, pageQuery, positiveId, wholeNumber } from "../http/params.ts";
 import { defineOperation } from "../openapi/operation.ts";
-import { batchDetail, executionsWithRollbacks, phasesWithCounts } from "../read-models/batch-read-models.ts";
+import {
+  batchDetail,
+  batchMembers,
+  eventPage,
+  executionsWithRollbacks,
+  phasesWithCounts,
+} from "../read-models/batch-read-models.ts";
 import {
   advanceResultSchema,
   batchDetailSchema,
@@ -118,7 +124,7 @@ export const batchOperations = [
     responses: { 200: { description: "The batch, without its runbook YAML", schema: batchDetailSchema } },
   }).handle(async ({ params, deps }) => ({
     status: 200,
-    body: await batchDetail(deps.db, await loadBatch(deps.db, params.id)),
+    body: found(params.id, await batchDetail(deps.db, params.id)),
   })),
 
   defineOperation({
@@ -131,10 +137,10 @@ export const batchOperations = [
     params: batchId,
     errors: ["resource.not_found"],
     responses: { 200: { description: "Every member", schema: z.array(batchMemberSchema) } },
-  }).handle(async ({ params, deps }) => {
-    const batch = await loadBatch(deps.db, params.id);
-    return { status: 200, body: await listMembers(deps.db, batch.id) };
-  }),
+  }).handle(async ({ params, deps }) => ({
+    status: 200,
+    body: found(params.id, await batchMembers(deps.db, params.id)),
+  })),
 
   defineOperation({
     method: "get",
@@ -146,10 +152,10 @@ export const batchOperations = [
     params: batchId,
     errors: ["resource.not_found"],
     responses: { 200: { description: "Every phase execution", schema: z.array(phaseExecutionSchema) } },
-  }).handle(async ({ params, deps }) => {
-    const batch = await loadBatch(deps.db, params.id);
-    return { status: 200, body: await phasesWithCounts(deps.db, batch.id) };
-  }),
+  }).handle(async ({ params, deps }) => ({
+    status: 200,
+    body: found(params.id, await phasesWithCounts(deps.db, params.id)),
+  })),
 
   // Init executions first (they run before any phase), then the page of step executions.
   defineOperation({
@@ -163,10 +169,10 @@ export const batchOperations = [
     query: z.object(pageQuery({ limit: 500, max: 5000 })),
     errors: ["resource.not_found"],
     responses: { 200: { description: "Executions with their rollbacks", schema: batchExecutionsSchema } },
-  }).handle(async ({ params, query, deps }) => {
-    const batch = await loadBatch(deps.db, params.id);
-    return { status: 200, body: await executionsWithRollbacks(deps.db, batch.id, query) };
-  }),
+  }).handle(async ({ params, query, deps }) => ({
+    status: 200,
+    body: found(params.id, await executionsWithRollbacks(deps.db, params.id, query)),
+  })),
 
   // The batch's timeline, oldest first; a client pages (or polls) with the last id it has seen.
   defineOperation({
@@ -185,18 +191,14 @@ export const batchOperations = [
     }),
     errors: ["resource.not_found"],
     responses: { 200: { description: "A page of events", schema: eventPageSchema } },
-  }).handle(async ({ params, query, deps }) => {
-    const batch = await loadBatch(deps.db, params.id);
-    // One more than asked tells whether another page follows without a count query.
-    const rows = await listEvents(deps.db, batch.id, { afterId: query.afterId, limit: query.limit + 1 });
-    const items = rows.slice(0, query.limit);
-    const nextAfterId = rows.length > query.limit ? (items.at(-1)?.id ?? null) : null;
-    return { status: 200, body: { items, nextAfterId } };
-  }),
+  }).handle(async ({ params, query, deps }) => ({
+    status: 200,
+    body: found(params.id, await eventPage(deps.db, params.id, query)),
+  })),
 ];
 
-async function loadBatch(db: Db, id: number) {
-  const batch = await getBatchWithRunbook(db, id);
-  if (batch === undefined) throw notFound(`batch ${id} does not exist`);
-  return batch;
+/** The read models answer undefined for a batch that does not exist. */
+function found<T>(id: number, body: T | undefined): T {
+  if (body === undefined) throw notFound(`batch ${id} does not exist`);
+  return body;
 }
