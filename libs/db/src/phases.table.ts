@@ -15,6 +15,8 @@ export interface PhaseExecutionsTable {
   status: StatusColumn<PhaseStatus>;
   dispatchedAt: NullableTimestamp;
   completedAt: NullableTimestamp;
+  /** When phase-due committed the last chunk of the phase's steps (null: still creating them). */
+  stepsCreatedAt: NullableTimestamp;
 }
 
 export type PhaseExecution = Selectable<PhaseExecutionsTable>;

@@ -196,3 +196,42 @@ export async function createPendingSteps(db: Db, rows: readonly PendingStep[]): 
   }
   return inserted;
 }
+
+/** Active members of the batch with an id above `afterId`, by id: one chunk of a phase's start. */
+export async function listActiveMembersAfter(
+  db: Db,
+  batchId: number,
+  afterId: number,
+  limit: number,
+): Promise<BatchMember[]> {
+  return db
+    .selectFrom("batchMembers")
+    .selectAll()
+    .where("batchId", "=", batchId)
+    .where("status", "=", "active")
+    .where("id", ">", afterId)
+    .orderBy("id")
+    .limit(limit)
+    .execute();
+}
+
+/** The last chunk of the phase's steps is committed with this (see migration 0008). */
+export async function markPhaseStepsCreated(db: Db, phaseExecutionId: number, at: Date): Promise<void> {
+  await db
+    .updateTable("phaseExecutions")
+    .set({ stepsCreatedAt: at })
+    .where("id", "=", phaseExecutionId)
+    .where("stepsCreatedAt", "is", null)
+    .execute();
+}
+
+/** Whether the phase has any step at all (one index probe). */
+export async function phaseHasAnySteps(db: Db, phaseExecutionId: number): Promise<boolean> {
+  const row = await db
+    .selectFrom("stepExecutions")
+    .select("id")
+    .where("phaseExecutionId", "=", phaseExecutionId)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}

@@ -41,6 +41,9 @@ export async function runFollowUps(ctx: OrchestratorContext, followUps: FollowUp
 export async function checkPhaseCompletion(db: Db, phaseId: number): Promise<number | undefined> {
   const phase = await getPhase(db, phaseId);
   if (phase === undefined || phase.status !== "dispatched") return undefined;
+  // phase-due is still creating the steps of later members (in chunks): not done, whatever the
+  // members started so far have finished. Its last chunk asks for this check again.
+  if (phase.stepsCreatedAt === null) return undefined;
   // Runs after every result: one index probe while any step is open, the aggregate only once.
   if (await phaseHasOpenSteps(db, phaseId)) return undefined;
   const { members, succeeded, open } = await countPhaseMemberOutcomes(db, phaseId);

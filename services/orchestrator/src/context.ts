@@ -11,6 +11,8 @@ export interface OrchestratorContext {
   readonly now: () => Date;
   /** Nudges the batch's workflow (a phase or the batch just ended); absent in handler-only tests. */
   readonly batchChanged?: (batchId: number) => Promise<void>;
+  /** Members whose steps phase-due creates and starts per transaction (see handlePhaseDue). */
+  readonly phaseStartChunk: number;
 }
 
 /**
@@ -27,10 +29,12 @@ export interface FollowUps {
    * members beyond the first chunk; see handlePhaseDue).
    */
   readonly memberStarts: MemberPhase[][];
+  /** The next chunk of a phase's step creation, each in its own transaction (see handlePhaseDue). */
+  readonly phaseChunks: { phaseExecutionId: number; afterMemberId: number }[];
 }
 
 export function emptyFollowUps(): FollowUps {
-  return { phaseIds: new Set(), batchIds: new Set(), memberStarts: [] };
+  return { phaseIds: new Set(), batchIds: new Set(), memberStarts: [], phaseChunks: [] };
 }
 
 /**
@@ -42,5 +46,6 @@ export interface HandlerScope {
   readonly logger: Logger;
   readonly runbooks: RunbookCache;
   readonly now: () => Date;
+  readonly phaseStartChunk: number;
   readonly followUps: FollowUps;
 }

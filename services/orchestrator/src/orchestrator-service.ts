@@ -24,7 +24,7 @@ import { inHandlerTransaction } from "./handler-transaction.ts";
 import { handleBatchInit } from "./handlers/batch-init.ts";
 import { handlePollCheck, handleRetryCheck } from "./handlers/checks.ts";
 import { handleMemberAdded, handleMemberRemoved } from "./handlers/members.ts";
-import { handlePhaseDue } from "./handlers/phase-due.ts";
+import { DEFAULT_PHASE_START_CHUNK, handlePhaseDue } from "./handlers/phase-due.ts";
 import { handleWorkerResults } from "./handlers/worker-results.ts";
 import { RunbookCache } from "./runbook-cache.ts";
 import { timeOutStuckExecutions } from "./stuck-executions.ts";
@@ -36,6 +36,8 @@ export interface OrchestratorOptions {
   readonly logger: Logger;
   readonly concurrency?: number;
   readonly now?: () => Date;
+  /** Members whose phase steps are created and started per transaction (default 500). */
+  readonly phaseStartChunk?: number;
   /** Batch progression (one durable workflow per batch); absent only in handler-level tests. */
   readonly workflows?: {
     readonly engine: WorkflowEngine;
@@ -84,6 +86,7 @@ export async function startOrchestratorService(options: OrchestratorOptions): Pr
     logger,
     runbooks: new RunbookCache(),
     now,
+    phaseStartChunk: options.phaseStartChunk ?? DEFAULT_PHASE_START_CHUNK,
     ...(host === undefined ? {} : { batchChanged: (batchId: number) => host.batchChanged(batchId) }),
   };
   late.context = ctx;

@@ -65,7 +65,14 @@ export async function startHarness(): Promise<Harness> {
     await declareStaticTopology(runtime.bus);
     await declareWorkerPools(runtime.bus, [WORKER_ID]);
     await runtime.startOutboxRelay({ pollIntervalMs: 100 });
-    const orchestrator = await startOrchestratorService({ db: serviceDb, bus: runtime.bus, logger });
+    // Phase steps created 2 members per transaction: every scenario with 3+ members goes through
+    // the chunked start and its later chunks (production: 500).
+    const orchestrator = await startOrchestratorService({
+      db: serviceDb,
+      bus: runtime.bus,
+      logger,
+      phaseStartChunk: 2,
+    });
     const functions = createScenarioFunctions();
     worker = await startWorkerService({
       bus: runtime.bus,

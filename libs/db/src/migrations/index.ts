@@ -5,6 +5,8 @@ import { schedulerMigration } from "./0003_scheduler.ts";
 import { hotPathsMigration } from "./0004_hot_paths.ts";
 import { jobLeasesMigration } from "./0005_job_leases.ts";
 import { readModelsMigration } from "./0006_read_models.ts";
+import { membersPageMigration } from "./0007_members_page.ts";
+import { phaseStepsCreatedMigration } from "./0008_phase_steps_created.ts";
 
 /** Applied in key order by migrate.ts; names sort lexically, hence the zero-padded prefix. */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +16,6 @@ export const migrations: Record<string, Migration> = {
   "0004_hot_paths": hotPathsMigration,
   "0005_job_leases": jobLeasesMigration,
   "0006_read_models": readModelsMigration,
+  "0007_members_page": membersPageMigration,
+  "0008_phase_steps_created": phaseStepsCreatedMigration,
 };

@@ -6,7 +6,6 @@ import {
   createPendingSteps,
   listPhases,
   listStepsByMember,
-  listStepsByPhase,
   lockBatch,
   transitionMember,
   type Db,
@@ -41,11 +40,11 @@ export async function handleMemberAdded(scope: HandlerScope, message: MemberAdde
       continue;
     const phase = await getPhaseForUpdate(trx, listed.id);
     if (phase === undefined || (phase.status !== "dispatched" && phase.status !== "completed")) continue;
-    // A dispatched phase without steps has not had its phase-due handled yet (the admin API marks
-    // a phase dispatched before publishing it). That phase-due will include this active member;
-    // catch-up steps created now would be the phase's only steps, and the phase would complete
-    // as soon as they finish, before phase-due runs, leaving every other member without steps.
-    if (phase.status === "dispatched" && (await listStepsByPhase(trx, phase.id)).length === 0) continue;
+    // A dispatched phase whose steps phase-due has not finished creating (it has not run yet: the
+    // admin API marks a phase dispatched before publishing it; or it is between chunks) is left
+    // to phase-due: its chunks read the active members by id as they go, so they include this
+    // one. Catch-up steps created now could let the phase complete before the others have steps.
+    if (phase.status === "dispatched" && phase.stepsCreatedAt === null) continue;
     const runbook = await scope.runbooks.get(trx, batch.runbookName, phase.runbookVersion);
     const definition = runbook.phases.find((candidate) => candidate.name === phase.phaseName);
     if (definition === undefined) continue;

@@ -1,22 +1,25 @@
 import {
-  getPhaseForUpdate,
   createPendingSteps,
+  getPhaseForUpdate,
+  listActiveMembersAfter,
   listMembers,
-  listStepsByPhase,
+  markPhaseStepsCreated,
+  phaseHasAnySteps,
   transitionPhase,
+  type PhaseExecution,
 } from "@matoolkit/db";
 import { batchMachine, type PhaseDueMessage } from "@matoolkit/domain";
-import { loadBatchInfo, variablesFor } from "../batch-info.ts";
+import { loadBatchInfo, variablesFor, type BatchInfo } from "../batch-info.ts";
 import type { HandlerScope } from "../context.ts";
 import { prepareExecution } from "../prepare-execution.ts";
 import { advanceMembers } from "../progression.ts";
 
 /**
- * Members started per transaction: the first chunk commits with the phase's steps, so jobs flow
- * at once; the others follow, each in its own short transaction, instead of one transaction that
- * holds every job of a 10,000-member phase until the last one is written.
+ * Members whose steps are created and started per transaction, by default: the first chunk
+ * commits with the phase's dispatch, so jobs flow at once, instead of one transaction that holds
+ * every job of a 10,000-member phase until its 50,000th step is written.
  */
-export const PHASE_START_CHUNK = 500;
+export const DEFAULT_PHASE_START_CHUNK = 500;
 
 export class BatchNotReadyError extends Error {}
 
@@ -26,11 +29,13 @@ export class BatchNotReadyError extends Error {}
  * member on its first pending step. A step whose templates cannot resolve fails when its turn
  * comes (template.unresolved), isolating that member only.
  *
- * Every step is created in this transaction, so the phase has open steps for every member before
- * anything can complete it; only the starts are chunked (`followUps.memberStarts`, run after
- * commit). A crash between chunks leaves pending first steps and an unacknowledged message: the
- * redelivered phase-due starts them (a started member has no pending step at the head of its
- * chain, so nothing runs twice).
+ * Chunked (issue 17): each transaction locks the phase, creates and starts the steps of the next
+ * `phaseStartChunk` active members by id, and queues the next chunk for after its commit
+ * (`followUps.phaseChunks`); the last one stamps `steps_created_at`. Until then the phase cannot
+ * complete (completion.ts) and a member added meanwhile is left to the chunks, which read members
+ * by id as they go, so they include it. A crash between chunks leaves the message unacknowledged:
+ * its redelivery goes through the chunks again, creating only what is missing and starting only
+ * members whose first step is still pending.
  */
 export async function handlePhaseDue(scope: HandlerScope, message: PhaseDueMessage): Promise<void> {
   const { trx } = scope;
@@ -51,20 +56,50 @@ export async function handlePhaseDue(scope: HandlerScope, message: PhaseDueMessa
     // Init has not finished: throwing redelivers the message later (bounded, then dead-lettered).
     throw new BatchNotReadyError(`batch ${batch.id} is ${batch.status}; phases wait for init`);
   }
-  const started =
+  const dispatched =
     phase.status === "pending"
-      ? await transitionPhase(trx, phase.id, "dispatch", { reason: "phase-due received" })
+      ? ((await transitionPhase(trx, phase.id, "dispatch", { reason: "phase-due received" })) ?? phase)
       : phase;
+  if (dispatched.stepsCreatedAt !== null) {
+    // Every step exists (a duplicate phase-due): start whoever has not started, after the commit.
+    const members = (await listMembers(trx, batch.id)).filter((member) => member.status === "active");
+    queueStarts(
+      scope,
+      members.map((member) => ({ memberId: member.id, phaseExecutionId: phase.id })),
+    );
+    return;
+  }
+  await startPhaseChunk(scope, { phase: dispatched, batch, afterMemberId: 0 });
+}
 
+/** A later chunk, in its own transaction: the phase is locked and checked again first. */
+export async function continuePhaseStart(
+  scope: HandlerScope,
+  chunk: { phaseExecutionId: number; afterMemberId: number },
+): Promise<void> {
+  const phase = await getPhaseForUpdate(scope.trx, chunk.phaseExecutionId);
+  // Cancelled (or otherwise ended) since the last chunk: nothing more to create.
+  if (phase === undefined || phase.status !== "dispatched" || phase.stepsCreatedAt !== null) return;
+  const batch = await loadBatchInfo(scope.trx, phase.batchId);
+  if (batch === undefined || batch.status !== "active") return;
+  await startPhaseChunk(scope, { phase, batch, afterMemberId: chunk.afterMemberId });
+}
+
+async function startPhaseChunk(
+  scope: HandlerScope,
+  args: { phase: PhaseExecution; batch: BatchInfo; afterMemberId: number },
+): Promise<void> {
+  const { trx } = scope;
+  const { phase, batch } = args;
   const runbook = await scope.runbooks.get(trx, batch.runbookName, phase.runbookVersion);
   const definition = runbook.phases.find((candidate) => candidate.name === phase.phaseName);
   if (definition === undefined)
     throw new Error(`phase ${phase.phaseName} is not in runbook version ${phase.runbookVersion}`);
-  const members = (await listMembers(trx, batch.id)).filter((member) => member.status === "active");
-  if (members.length === 0) {
-    if ((await listStepsByPhase(trx, phase.id)).length > 0) return;
+  const members = await listActiveMembersAfter(trx, batch.id, args.afterMemberId, scope.phaseStartChunk);
+  if (members.length === 0 && args.afterMemberId === 0 && !(await phaseHasAnySteps(trx, phase.id))) {
     // Nobody to run: close the phase here, since completion checks wait for steps to exist.
     await transitionPhase(trx, phase.id, "fail", { reason: "no active member" });
+    await markPhaseStepsCreated(trx, phase.id, scope.now());
     scope.followUps.batchIds.add(batch.id);
     return;
   }
@@ -79,14 +114,24 @@ export async function handlePhaseDue(scope: HandlerScope, message: PhaseDueMessa
       })),
     ),
   );
-  const pairs = members.map((member) => ({ memberId: member.id, phaseExecutionId: phase.id }));
-  const known = {
-    phases: new Map([[phase.id, started ?? { ...phase, status: "dispatched" as const }]]),
-    batches: new Map([[batch.id, batch]]),
-  };
-  await advanceMembers(scope, pairs.slice(0, PHASE_START_CHUNK), known);
-  for (let offset = PHASE_START_CHUNK; offset < pairs.length; offset += PHASE_START_CHUNK) {
-    scope.followUps.memberStarts.push(pairs.slice(offset, offset + PHASE_START_CHUNK));
+  await advanceMembers(
+    scope,
+    members.map((member) => ({ memberId: member.id, phaseExecutionId: phase.id })),
+    { phases: new Map([[phase.id, phase]]), batches: new Map([[batch.id, batch]]) },
+  );
+  if (members.length === scope.phaseStartChunk) {
+    scope.followUps.phaseChunks.push({ phaseExecutionId: phase.id, afterMemberId: members.at(-1)!.id });
+  } else {
+    await markPhaseStepsCreated(trx, phase.id, scope.now());
   }
   scope.followUps.phaseIds.add(phase.id);
+}
+
+function queueStarts(
+  scope: HandlerScope,
+  pairs: readonly { memberId: number; phaseExecutionId: number }[],
+): void {
+  for (let offset = 0; offset < pairs.length; offset += scope.phaseStartChunk) {
+    scope.followUps.memberStarts.push(pairs.slice(offset, offset + scope.phaseStartChunk));
+  }
 }
