@@ -48,7 +48,6 @@ export async function applyTransition<Row>(
     .filter(([column, value]) => column !== "status" && value !== undefined)
     .map(([column, value]) => sql`${sql.id(column)} = ${value}`);
   const setList = sql.join([sql`status = ${transition.to}::text`, ...assignments]);
-  const reason = transition.reason === undefined ? null : shortReason(transition.reason);
 
   const result = await sql<Record<string, unknown>>`
     WITH previous AS (
@@ -61,15 +60,7 @@ export async function applyTransition<Row>(
       FROM previous
       WHERE target.id = previous.id AND target.status IN (${fromStates})
       RETURNING target.*, previous.status AS previous_status
-    ), logged AS (
-      INSERT INTO events (batch_id, entity, entity_id, from_status, to_status, reason)
-      SELECT ${sql.ref(transition.batchIdColumn)}, ${transition.entity}::text, id, previous_status, status,
-        ${reason}::text
-      FROM updated
-      -- One statement may move many rows (cancel a member's steps); their events take ids in
-      -- entity order so the timeline reads the same every time.
-      ORDER BY id
-    )
+    ), logged AS (${logEvents(transition)})
     SELECT * FROM updated ORDER BY id
   `.execute(db);
 
@@ -119,7 +110,6 @@ export async function applyTransitionEach<Row>(
     .map(([column, value]) => sql`${sql.id(column)} = ${value}`);
   const fromInput = perRow.map(([column]) => sql`${sql.id(column)} = input.${sql.id(column)}`);
   const setList = sql.join([sql`status = ${transition.to}::text`, ...constant, ...fromInput]);
-  const reason = transition.reason === undefined ? null : shortReason(transition.reason);
 
   const result = await sql<Record<string, unknown>>`
     WITH input AS (
@@ -137,17 +127,26 @@ export async function applyTransitionEach<Row>(
       FROM previous JOIN input ON input.id = previous.id
       WHERE target.id = previous.id AND target.status IN (${fromStates})
       RETURNING target.*, previous.status AS previous_status
-    ), logged AS (
-      INSERT INTO events (batch_id, entity, entity_id, from_status, to_status, reason)
-      SELECT ${sql.ref(transition.batchIdColumn)}, ${transition.entity}::text, id, previous_status, status,
-        ${reason}::text
-      FROM updated
-      ORDER BY id
-    )
+    ), logged AS (${logEvents(transition)})
     SELECT * FROM updated ORDER BY id
   `.execute(db);
 
   return camelCaseRows<Row & { previousStatus: string }>(result.rows).map(
     ({ previousStatus: _previous, ...row }) => row as Row,
   );
+}
+
+/**
+ * The events rows of the rows an `updated` CTE moved (it returns `previous_status`). One statement
+ * may move many rows (cancel a member's steps); their events take ids in entity order so the
+ * timeline reads the same every time.
+ */
+function logEvents(transition: GuardedTransition): RawBuilder<unknown> {
+  const reason = transition.reason === undefined ? null : shortReason(transition.reason);
+  return sql`
+      INSERT INTO events (batch_id, entity, entity_id, from_status, to_status, reason)
+      SELECT ${sql.ref(transition.batchIdColumn)}, ${transition.entity}::text, id, previous_status, status,
+        ${reason}::text
+      FROM updated
+      ORDER BY id`;
 }
