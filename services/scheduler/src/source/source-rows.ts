@@ -1,85 +1,67 @@
 import type { StagedSourceRow } from "@matoolkit/db";
-import {
-  MemberDataError,
-  NonRetriableError,
-  reasonCodes,
-  serializeMemberData,
-  type DataSourceConfig,
-} from "@matoolkit/domain";
+import { serializeMemberData, type DataSourceConfig } from "@matoolkit/domain";
 import { parseBatchTime } from "./batch-time.ts";
+import { createMemberDataWriter } from "./member-data-json.ts";
+import { SourceRowError } from "./source-row-error.ts";
+
+export { SourceRowError } from "./source-row-error.ts";
 
 /** Rows as a data source client returns them: column name → driver value. */
 export type SourceRow = Readonly<Record<string, unknown>>;
 
 /**
- * A source row the scheduler cannot use. The message names the row number (1-based, in result
- * order) and the column, never the value: it lands in runbooks.last_error and the API, and the
- * value may be a member's email.
- */
-export class SourceRowError extends NonRetriableError {
-  constructor(message: string) {
-    super(reasonCodes.memberDataInvalid, message);
-  }
-}
-
-/**
- * Validates source rows one at a time, in result order: a non-empty primary key not seen in an
- * earlier row, a readable batch time in scheduled mode, and member data serialised with
- * multi_valued_columns. The first bad row throws; the scheduler stages rows inside the sync
- * transaction, so one bad row rolls the whole tick of the runbook back (nothing half-applied).
+ * Validates source rows one at a time, in result order: text PostgreSQL can store, a non-empty
+ * primary key, a readable batch time in scheduled mode, and member data serialised with
+ * multi_valued_columns (as JSON text, `member-data-json.ts`). The first bad row throws; the
+ * scheduler stages rows inside the sync transaction, so one bad row rolls the whole tick of the
+ * runbook back (nothing half-applied).
+ *
+ * A key repeated in a later row is not looked for here: the tick's staging table finds it
+ * (remembering a million keys here would cost more memory than the rest of the tick).
  */
 export function createSourceRowReader(
   source: DataSourceConfig,
 ): (row: SourceRow, index: number) => StagedSourceRow {
-  const firstRowOfKey = new Map<string, number>();
+  const data = createMemberDataWriter(source.multiValuedColumns);
   return (row, index) => {
     const rowNumber = index + 1;
-    rejectUnstorableText(row, rowNumber);
+    const dataJson = data.write(row, rowNumber);
     const memberKey = primaryKeyOf(row, source.primaryKey, rowNumber);
-    const earlier = firstRowOfKey.get(memberKey);
-    if (earlier !== undefined) {
-      throw new SourceRowError(
-        `rows ${earlier} and ${rowNumber} have the same value in primary key column "${source.primaryKey}"`,
-      );
-    }
-    firstRowOfKey.set(memberKey, rowNumber);
     const batchStart =
       source.batchTimeColumn === undefined ? null : batchTimeOf(row, source.batchTimeColumn, rowNumber);
-    return { memberKey, batchStart, data: memberDataOf(row, source, rowNumber) };
+    if (data.conversionError !== undefined) throw data.conversionError;
+    return { memberKey, batchStart, dataJson };
   };
 }
 
-/** Every row at once (the query preview's few hundred). */
-export function toSourceRows(rows: readonly SourceRow[], source: DataSourceConfig): StagedSourceRow[] {
-  return rows.map(createSourceRowReader(source));
+/** A validated row with its member data as an object (what the query preview shows). */
+export interface SourceRowPreview {
+  readonly memberKey: string;
+  readonly batchStart: Date | null;
+  readonly data: Record<string, unknown>;
 }
 
-// NUL, or a UTF-16 surrogate without its pair: PostgreSQL's text and jsonb refuse both, which
-// would fail the tick's transaction with a driver error instead of naming the row.
-const unstorable = /\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/**
+ * Every row at once (the query preview's few hundred), with the checks a tick makes, repeated
+ * keys included, and the data in the source's column order.
+ */
+export function toSourceRows(rows: readonly SourceRow[], source: DataSourceConfig): SourceRowPreview[] {
+  const read = createSourceRowReader(source);
+  const firstRowOfKey = new Map<string, number>();
+  return rows.map((row, index) => {
+    const { memberKey, batchStart } = read(row, index);
+    const earlier = firstRowOfKey.get(memberKey);
+    if (earlier !== undefined) throw duplicateKeyError(source.primaryKey, earlier, index + 1);
+    firstRowOfKey.set(memberKey, index + 1);
+    return { memberKey, batchStart, data: serializeMemberData(row, source.multiValuedColumns) };
+  });
+}
 
-function hasUnstorableText(value: unknown, depth = 0): boolean {
-  if (typeof value === "string") return unstorable.test(value);
-  if (depth > 64 || typeof value !== "object" || value === null || value instanceof Date) return false;
-  if (Array.isArray(value)) return value.some((item) => hasUnstorableText(item, depth + 1));
-  return Object.entries(value).some(
-    ([key, item]) => unstorable.test(key) || hasUnstorableText(item, depth + 1),
+/** Two rows with one key: named by row numbers and column, never by the value (member data). */
+export function duplicateKeyError(primaryKey: string, firstRow: number, secondRow: number): SourceRowError {
+  return new SourceRowError(
+    `rows ${firstRow} and ${secondRow} have the same value in primary key column "${primaryKey}"`,
   );
-}
-
-function rejectUnstorableText(row: SourceRow, rowNumber: number): void {
-  for (const [column, value] of Object.entries(row)) {
-    if (unstorable.test(column)) {
-      throw new SourceRowError(
-        `row ${rowNumber}: a column name contains a NUL character or an unpaired surrogate`,
-      );
-    }
-    if (hasUnstorableText(value)) {
-      throw new SourceRowError(
-        `row ${rowNumber}: column "${column}" contains a NUL character or an unpaired surrogate, which cannot be stored`,
-      );
-    }
-  }
 }
 
 /** Member keys are indexed; PostgreSQL refuses an index entry over ~2.7 kB (4 bytes × 512 fits). */
@@ -114,14 +96,4 @@ function batchTimeOf(row: SourceRow, column: string, rowNumber: number): Date {
     throw new SourceRowError(`row ${rowNumber}: batch_time_column "${column}" is not an ISO 8601 date/time`);
   }
   return instant;
-}
-
-function memberDataOf(row: SourceRow, source: DataSourceConfig, rowNumber: number): Record<string, unknown> {
-  try {
-    return serializeMemberData(row, source.multiValuedColumns);
-  } catch (error) {
-    // MemberDataError names the column and format, never the cell.
-    if (error instanceof MemberDataError) throw new SourceRowError(`row ${rowNumber}: ${error.message}`);
-    throw error;
-  }
 }

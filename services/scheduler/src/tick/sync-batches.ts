@@ -1,13 +1,12 @@
 import {
   enqueueOutbox,
   holdRunbookVersionIfActive,
-  insertMembersNewToBatches,
+  insertMembersOfNewBatches,
   listInFlightAutomatedBatches,
   listUnassignedGroups,
-  refreshMemberData,
+  queueJoinedMembers,
   removeMembersMissingFromSource,
   type Db,
-  type OutboxMessage,
   type Runbook,
 } from "@matoolkit/db";
 import type { RunbookDefinition } from "@matoolkit/domain";
@@ -18,6 +17,7 @@ import { stageRows } from "./stage-rows.ts";
 
 export interface SyncResult {
   readonly sourceRows: number;
+  /** In start time order. */
   readonly createdBatchIds: readonly number[];
   /** New groups left alone because automation is off for the runbook. */
   readonly groupsNotCreated: number;
@@ -26,15 +26,13 @@ export interface SyncResult {
   readonly membersRefreshed: number;
 }
 
-/** Outbox rows per INSERT: 5 bind parameters each, far below PostgreSQL's 65,535 limit. */
-const OUTBOX_CHUNK = 1000;
-
 /**
  * One transaction per runbook (000 "Timer Lifecycle" d–e): stage the source rows (a bad row
- * throws and rolls everything back), diff the
- * members of every in-flight automated batch (member-removed, member-added, data_json refresh)
- * and create the batches of new groups when automation is on. Every message goes to the outbox
- * in this transaction, so a member is marked added/removed exactly when its message is sent.
+ * throws and rolls everything back), diff the members of every in-flight automated batch
+ * (member-added, data_json refresh, member-removed) and create the batches of new groups when
+ * automation is on. Every message goes to the outbox in this transaction, so a member is marked
+ * added/removed exactly when its message is sent; they are queued a page of members at a time
+ * (member-removed first), never all held at once.
  */
 export async function syncBatches(
   db: Db,
@@ -48,43 +46,58 @@ export async function syncBatches(
     // Deactivated since the tick read it: nothing to sync (the caller closes the source).
     if (!(await holdRunbookVersionIfActive(trx, runbook.row.id))) return nothingSynced;
     const inFlightIds = (await listInFlightAutomatedBatches(trx, runbook.row.name)).map((batch) => batch.id);
-    const staged = await stageRows(trx, runbook.row.name, runbook.definition.dataSource, rows, now);
+    const createBatch = (batchStart: Date) => createAutomatedBatch(trx, runbook, batchStart, now);
+    const staged = await stageRows(trx, runbook.row.name, runbook.definition.dataSource, rows, now, {
+      sync: { batchIds: inFlightIds, now },
+      ...(options.automationEnabled ? { createBatch } : {}),
+    });
 
-    const removed = await removeMembersMissingFromSource(trx, inFlightIds, now);
-    const added = await insertMembersNewToBatches(trx, inFlightIds, now);
-    const membersRefreshed = await refreshMemberData(trx, inFlightIds);
-    const messages: OutboxMessage[] = [
-      ...removed.map((member) =>
-        memberRemovedMessage({
-          BatchId: member.batchId,
-          MemberKey: member.memberKey,
-          BatchMemberId: member.id,
-        }),
-      ),
-      ...added.map((member) =>
-        memberAddedMessage({
-          BatchId: member.batchId,
-          MemberKey: member.memberKey,
-          BatchMemberId: member.id,
-        }),
-      ),
-    ];
-    for (let start = 0; start < messages.length; start += OUTBOX_CHUNK) {
-      await enqueueOutbox(trx, messages.slice(start, start + OUTBOX_CHUNK));
-    }
+    const membersRemoved = await removeMembersMissingFromSource(trx, inFlightIds, now, async (members) => {
+      await enqueueOutbox(
+        trx,
+        members.map((member) =>
+          memberRemovedMessage({
+            BatchId: member.batchId,
+            MemberKey: member.memberKey,
+            BatchMemberId: member.id,
+          }),
+        ),
+      );
+    });
+    await queueJoinedMembers(trx, async (members) => {
+      await enqueueOutbox(
+        trx,
+        members.map((member) =>
+          memberAddedMessage({
+            BatchId: member.batchId,
+            MemberKey: member.memberKey,
+            BatchMemberId: member.id,
+          }),
+        ),
+      );
+    });
 
-    const groups = await listUnassignedGroups(trx);
-    const createdBatchIds: number[] = [];
+    // Rows still without a batch: immediate mode's newcomers (scheduled mode's batches were
+    // created as their first rows came), or any group while automation is off.
+    const groups = staged.unassignedRows === 0 ? [] : await listUnassignedGroups(trx);
+    const created = [...staged.createdBatches];
     if (options.automationEnabled) {
-      for (const group of groups) createdBatchIds.push(await createAutomatedBatch(trx, runbook, group, now));
+      const late: { batchId: number; batchStart: Date }[] = [];
+      for (const group of groups) {
+        late.push({ batchId: await createBatch(group.batchStart), batchStart: group.batchStart });
+      }
+      await insertMembersOfNewBatches(trx, late);
+      created.push(...late);
     }
     return {
       sourceRows: staged.count,
-      createdBatchIds,
+      createdBatchIds: created
+        .sort((a, b) => a.batchStart.getTime() - b.batchStart.getTime() || a.batchId - b.batchId)
+        .map((batch) => batch.batchId),
       groupsNotCreated: options.automationEnabled ? 0 : groups.length,
-      membersAdded: added.length,
-      membersRemoved: removed.length,
-      membersRefreshed,
+      membersAdded: staged.membersJoined,
+      membersRemoved,
+      membersRefreshed: staged.membersRefreshed,
     };
   });
 }
