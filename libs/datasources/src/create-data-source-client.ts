@@ -7,7 +7,7 @@ import { DataSourceError } from "./datasource-error.ts";
 import { queryDataverse } from "./dataverse/dataverse-source.ts";
 import { tediousConnector } from "./dataverse/tedious-connector.ts";
 import { startDeadline } from "./deadline.ts";
-import { queryPostgres } from "./postgres/postgres-source.ts";
+import { streamPostgres } from "./postgres/postgres-source.ts";
 import { redactLiterals } from "./redact.ts";
 import { sourceAccessProblems } from "./source-access.ts";
 import { assertLimit } from "./sql-text.ts";
@@ -40,12 +40,12 @@ export function createDataSourceClient(deps: DataSourceDeps): DataSourceClient {
     timing: databricksTiming(deps.databricksTiming),
   };
 
-  /** Databricks and csv stream natively; postgres and Dataverse drivers return arrays. */
+  /** Databricks, csv and postgres stream natively; the Dataverse driver returns arrays. */
   function stream(config: DataSourceConfig, query: SourceQuery): AsyncIterable<DataRow> {
     const type: DataSourceType = config.type;
     switch (type) {
       case "postgres":
-        return handOver(() => queryPostgres(config, deps.env, query));
+        return streamPostgres(config, deps.env, query);
       case "csv":
         return streamCsv(config, csvDir, query);
       case "databricks":

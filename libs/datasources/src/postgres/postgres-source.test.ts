@@ -75,7 +75,8 @@ describe("postgres data source", () => {
       "WITH x AS (INSERT INTO source_members VALUES ('d@contoso.com', now(), '{}') RETURNING upn) SELECT * FROM x",
     );
     await expect(client().query(insert)).rejects.toThrow(
-      /postgres source: query failed: .*read-only transaction/,
+      // Inside the cursor PostgreSQL refuses it as a data-modifying DECLARE; either way, no write.
+      /postgres source: query failed: .*(read-only transaction|DECLARE CURSOR must not contain data-modifying statements)/,
     );
     expect(await countRows()).toBe(3);
   });
@@ -83,7 +84,7 @@ describe("postgres data source", () => {
   it("refuses to leave the read-only transaction with a second statement", async () => {
     const escape = source("COMMIT; DELETE FROM source_members");
     await expect(client().query(escape)).rejects.toThrow(
-      /postgres source: query failed: .*multiple commands/,
+      /postgres source: query failed: .*(multiple commands|syntax error)/,
     );
     expect(await countRows()).toBe(3);
   });
