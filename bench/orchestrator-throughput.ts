@@ -90,6 +90,13 @@ const worker = await startWorkerService({
     },
   }),
 });
+// The raw-bus measurement's subscription, declared before start as Dapr requires (a sidecar
+// reads the app's subscriptions once).
+const rawBus = { received: 0, done: () => {} };
+await bus.subscribe({ ...workerJobsSubscription("bench-raw"), concurrency: workerConcurrency }, async () => {
+  rawBus.received += 1;
+  if (rawBus.received === busMessages) rawBus.done();
+});
 // As the entry points do: deliveries open first, then the batch workflows start (Dapr ≤1.17
 // holds workflow calls until the app port answers; see startOrchestratorService).
 await platform.start();
@@ -175,14 +182,7 @@ function sampleRss(): { stop(): { first: number; peak: number; last: number } } 
  * concurrency (completions group-committed as for every subscription).
  */
 async function measureRawBus(): Promise<{ messagesPerSecond: number; statementsPerMessage: number }> {
-  const subscription = workerJobsSubscription("bench-raw");
-  let received = 0;
-  let done: () => void = () => {};
-  const finished = new Promise<void>((resolve) => (done = resolve));
-  await bus.subscribe({ ...subscription, concurrency: workerConcurrency }, async () => {
-    received += 1;
-    if (received === busMessages) done();
-  });
+  const finished = new Promise<void>((resolve) => (rawBus.done = resolve));
   sql.reset();
   const started = performance.now();
   for (let offset = 0; offset < busMessages; offset += 500) {
@@ -190,8 +190,9 @@ async function measureRawBus(): Promise<{ messagesPerSecond: number; statementsP
       Array.from({ length: Math.min(500, busMessages - offset) }, (_, i) => ({
         id: `raw-${offset + i}`,
         topic: topics.workerJobs,
+        // As a real job: Dapr routes on the body's WorkerId (see OutgoingMessage.properties).
         properties: { WorkerId: "bench-raw" },
-        body: {},
+        body: { WorkerId: "bench-raw" },
       })),
     );
   }

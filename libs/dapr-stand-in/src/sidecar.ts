@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import type { AddressInfo } from "node:net";
 import { z } from "zod";
 import { AppChannel, AppChannelError } from "./app-channel.ts";
@@ -80,6 +81,9 @@ export async function startStandInSidecar(options: StandInSidecarOptions): Promi
   const sidecarId = broker.internals.nextSidecarId(appId);
   const log: SidecarLogger = config.log ?? defaultLogger(sidecarId);
   const stopController = new AbortController();
+  // Every call to the app listens on this one signal while it runs (hundreds at once under load):
+  // not a leak, so no MaxListenersExceededWarning.
+  setMaxListeners(0, stopController.signal);
   const timers = new TimerSet();
   const detachers: (() => void)[] = [];
   const deliveryLog: DeliveryRecord[] = [];
