@@ -21,6 +21,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { sql } from "kysely";
 import pg from "pg";
 import { createVerifierForConfig, issueLocalToken, startAdminApiService } from "@matoolkit/admin-api";
 import { createDataSourceClient } from "@matoolkit/datasources";
@@ -83,6 +84,7 @@ try {
   const read = await seedFinishedBatch(db, runbookId, shape);
   await vacuumAnalyze(url.toString(), vacuum);
   const deepEvent = await read.eventIdAt(0.9);
+  const deepMember = await memberIdAt(read.batchId, 0.9);
   process.stdout.write(
     `Seeded ${1 + otherBatches} finished batch(es) of ${shape.members} members x ${shape.steps} steps x ` +
       `${shape.phases} phase(s) in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s; batch ` +
@@ -123,8 +125,8 @@ try {
       endpoints: [
         { name: "batch", path: batch },
         { name: "phases", path: `${batch}/phases` },
-        // The route has no paging (it answers every member; `limit` is ignored): measured as it is.
-        { name: "members (all)", path: `${batch}/members?limit=100` },
+        { name: "members first page", path: `${batch}/members?limit=100` },
+        { name: "members deep page", path: `${batch}/members?limit=100&afterId=${deepMember}` },
         { name: "steps first page", path: `${batch}/steps?limit=100` },
         { name: "steps deep page", path: `${batch}/steps?limit=100&offset=${deepStepOffset}` },
         { name: "events first page", path: `${batch}/events?limit=100` },
@@ -140,6 +142,15 @@ try {
   await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
   await admin.end();
   await rm(dataDir, { recursive: true, force: true });
+}
+
+/** The id of the member at this fraction of the batch (in id order): a deep page's afterId. */
+async function memberIdAt(batchId: number, fraction: number): Promise<number> {
+  const { rows } = await sql<{ id: number }>`
+    SELECT id FROM batch_members WHERE batch_id = ${batchId} ORDER BY id
+    OFFSET floor(${fraction}::float8 * (SELECT count(*) FROM batch_members WHERE batch_id = ${batchId})) LIMIT 1
+  `.execute(db);
+  return rows[0]!.id;
 }
 
 async function vacuumAnalyze(connectionString: string, vacuum: boolean): Promise<void> {

@@ -54,6 +54,38 @@ export async function listMembers(db: Db, batchId: number): Promise<BatchMember[
   return db.selectFrom("batchMembers").selectAll().where("batchId", "=", batchId).orderBy("id").execute();
 }
 
+export interface ListMembersPage {
+  /** Only members with a larger id (the last id of the previous page). */
+  readonly afterId?: number | undefined;
+  /** At most this many; every member after `afterId` when undefined. */
+  readonly limit?: number | undefined;
+}
+
+/**
+ * A keyset page of a batch's members in id (insertion) order, read through the (batch_id, id)
+ * index of migration 0007: only the page's rows, however deep the page and however many other
+ * batches the table holds.
+ */
+export async function listMembersPage(
+  db: Db,
+  batchId: number,
+  page: ListMembersPage,
+): Promise<BatchMember[]> {
+  // `batch_id = ANY(ARRAY[$1]) ORDER BY batch_id, id`, as listStepsByBatch does and for the same
+  // reason: with a plain equality the planner walks the primary key and filters on batch_id,
+  // assuming the batch's rows are spread evenly; for the newest batch of three finished
+  // 10,000-member batches it read 20,000 other members first (6 ms, 1,313 buffers against 0.1 ms
+  // and 9 through the index). An array match is no constant for the planner, so only the index
+  // gives this order without sorting the batch.
+  let query = db
+    .selectFrom("batchMembers")
+    .selectAll()
+    .where(sql<boolean>`batch_id = ANY(${sql.val([batchId])}::int[])`);
+  if (page.afterId !== undefined) query = query.where("id", ">", page.afterId);
+  query = query.orderBy("batchId").orderBy("id");
+  return (page.limit === undefined ? query : query.limit(page.limit)).execute();
+}
+
 /**
  * Applies `event` if the member is still active; undefined when it is not (idempotent failure).
  * `announced` (remove only): also stamps remove_dispatched_at, for a caller that queues

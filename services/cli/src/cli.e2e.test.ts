@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadOrCreateLocalSigningKey } from "@matoolkit/admin-api";
 import { startAll, type RunningSystem } from "@matoolkit/all-in-one";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
-import { runCliInProcess, runCliProcess, startCli, type CliResult } from "./testing/cli-process.ts";
+import { runCli } from "./run.ts";
+import { repoRoot, runCliInProcess, runCliProcess, startCli, type CliResult } from "./testing/cli-process.ts";
 
 /**
  * The real `matoolkit` binary, run as a child process against the whole system (admin API,
@@ -61,6 +62,23 @@ describe("matoolkit CLI against the embedded system", { timeout: 120_000 }, () =
   function expectOk(result: CliResult): void {
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
+  }
+
+  /** The CLI in this process with the given fetch (runCliInProcess uses the global one). */
+  async function runCliWithFetch(args: string[], fetchFn: typeof fetch): Promise<CliResult> {
+    let stdout = "";
+    let stderr = "";
+    const code = await runCli(args, {
+      env,
+      cwd: repoRoot,
+      home: env.HOME ?? repoRoot,
+      stdout: { write: (text: string) => (stdout += text) },
+      stderr: { write: (text: string) => (stderr += text) },
+      fetch: fetchFn,
+      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      now: () => new Date(),
+    });
+    return { code, stdout, stderr };
   }
 
   /** Polls `matoolkit --json <args>` (in this process: one child per poll would be slow) until `done`. */
@@ -343,6 +361,68 @@ describe("matoolkit CLI against the embedded system", { timeout: 120_000 }, () =
       expect(events).toContainEqual(expect.objectContaining({ entity: "batch", toStatus: "cancelled" }));
       expect(events).toContainEqual(expect.objectContaining({ entity: "member", toStatus: "removed" }));
       expect(events.map((e) => e.id)).toEqual([...events.map((e) => e.id)].sort((a, b) => a - b));
+    });
+
+    it("lists every member of a batch larger than a page, 500 per request, and the first n with --limit", async () => {
+      const count = 1203;
+      const file = join(scratch, "many.csv");
+      writeFileSync(
+        file,
+        [
+          "UserPrincipalName,DisplayName,TargetEmail,ProxyAddresses,MigrationDate,PreCheck",
+          ...Array.from(
+            { length: count },
+            (_, n) => `user${n}@contoso.test,User ${n},user${n}@fabrikam.test,,2026-12-05T09:00:00Z,Echo`,
+          ),
+        ].join("\n"),
+      );
+      const created = await json("batch", "create", "contoso-pilot", file);
+      expect(created.memberCount).toBe(count);
+      const id = String(created.id);
+      const keys = Array.from({ length: count }, (_, n) => `user${n}@contoso.test`);
+
+      // In this process, to see the requests: pages of 500 in id order, each after the last id.
+      const requests: URL[] = [];
+      const recording: typeof fetch = (input, init) => {
+        requests.push(new URL(String(input)));
+        return fetch(input, init);
+      };
+      const listed = await runCliWithFetch(["--json", "batch", "members", id], recording);
+      expect(listed.stderr).toBe("");
+      const members = JSON.parse(listed.stdout);
+      expect(members.map((m: any) => m.memberKey)).toEqual(keys);
+      expect(members[0]).toMatchObject({
+        batchId: created.id,
+        status: "active",
+        dataJson: expect.any(Object),
+      });
+      const pages = requests.filter((url) => url.pathname.endsWith(`/batches/${id}/members`));
+      expect(pages.map((url) => [url.searchParams.get("limit"), url.searchParams.get("afterId")])).toEqual([
+        ["500", null],
+        ["500", String(members[499].id)],
+        ["500", String(members[999].id)],
+      ]);
+
+      // The human view: the same table as before paging, one row per member.
+      const table = await cli("batch", "members", id);
+      expectOk(table);
+      const rows = table.stdout.trimEnd().split("\n");
+      expect(rows[0]).toMatch(/^\s*ID\s+MEMBER KEY\s+STATUS\s+ADDED\s+FAILED\s+REMOVED$/);
+      expect(rows.slice(1).map((row) => row.trim().split(/\s+/)[1])).toEqual(keys);
+
+      // --limit: only the first n, across pages too.
+      const first = await cli("batch", "members", id, "--limit", "2");
+      expectOk(first);
+      expect(first.stdout.trimEnd().split("\n").slice(1)).toEqual([
+        expect.stringMatching(/^\s*\d+\s+user0@contoso\.test\s+active\s/),
+        expect.stringMatching(/^\s*\d+\s+user1@contoso\.test\s+active\s/),
+      ]);
+      expect((await json("batch", "members", id, "--limit", "501")).map((m: any) => m.memberKey)).toEqual(
+        keys.slice(0, 501),
+      );
+      const refused = await cli("batch", "members", id, "--limit", "0");
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/--limit/);
     });
   });
 

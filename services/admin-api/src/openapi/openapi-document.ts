@@ -123,7 +123,18 @@ function successResponses(operation: Operation, components: SchemaComponents) {
     Object.entries(operation.responses).map(([status, spec]) => {
       const contentType = spec!.contentType ?? "application/json";
       const schema = components.convert(spec!.schema, "input");
-      return [status, { description: spec!.description, content: { [contentType]: { schema } } }];
+      const headers = Object.entries(spec!.headers ?? {}).map(([name, header]) => [
+        name,
+        { description: header.description, schema: components.convert(header.schema, "input") },
+      ]);
+      return [
+        status,
+        {
+          description: spec!.description,
+          ...(headers.length === 0 ? {} : { headers: Object.fromEntries(headers) }),
+          content: { [contentType]: { schema } },
+        },
+      ];
     }),
   );
 }

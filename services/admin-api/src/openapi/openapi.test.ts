@@ -91,6 +91,14 @@ describe("GET /api/openapi.json", () => {
       required: false,
       schema: { type: "integer", minimum: 1, maximum: 1000, default: 100 },
     });
+    const members: Json = document.paths["/api/batches/{id}/members"]!.get;
+    expect(members.parameters.find((parameter: Json) => parameter.name === "limit")).toMatchObject({
+      in: "query",
+      required: false,
+      schema: { type: "integer", minimum: 1, maximum: 1000 },
+    });
+    expect(members.responses["200"].headers.Link).toMatchObject({ schema: { type: "string" } });
+    expect(members.description).toContain('rel="next"');
     const advance: Json = document.paths["/api/batches/{id}/advance"]!.post;
     expect(advance.responses["409"].content["application/problem+json"].schema.allOf[1]).toEqual({
       properties: { code: { enum: ["state.conflict"] }, status: { const: 409 } },
@@ -212,6 +220,9 @@ describe("real responses match the documented schemas", () => {
       200,
       await harness.request("GET", `/batches/${id}/members`),
     );
+    const memberPage = await harness.request("GET", `/batches/${id}/members?limit=1&afterId=0`);
+    expectDocumented("get", "/api/batches/{id}/members", 200, memberPage);
+    expect(memberPage.headers.get("link")).toBeNull();
     expectDocumented(
       "get",
       "/api/batches/{id}/phases",

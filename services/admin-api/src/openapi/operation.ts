@@ -35,6 +35,13 @@ export interface ResponseSpec {
   readonly schema: z.ZodType;
   /** Default `application/json`; anything else is sent as text. */
   readonly contentType?: string;
+  /** Response headers the handler may send (documented; the handler sets them in its reply). */
+  readonly headers?: Readonly<Record<string, ResponseHeaderSpec>>;
+}
+
+export interface ResponseHeaderSpec {
+  readonly description: string;
+  readonly schema: z.ZodType;
 }
 export type Responses = Readonly<Partial<Record<200 | 201 | 202, ResponseSpec>>>;
 

@@ -3,7 +3,7 @@ import {
   getBatchWithRunbook,
   listEvents,
   listInitsByBatch,
-  listMembers,
+  listMembersPage,
   listPhases,
   listRollbacks,
   listStepsByBatch,
@@ -56,10 +56,25 @@ export async function phasesWithCounts(db: Db, batchId: number): Promise<PhaseWi
   return phases.map((phase) => ({ ...phase, memberCounts: counts.phases.get(phase.id) ?? noPhaseMembers }));
 }
 
-/** GET /api/batches/{id}/members: every member, in insertion order. */
-export async function batchMembers(db: Db, batchId: number) {
-  const members = await listMembers(db, batchId);
-  return members.length > 0 || (await batchExists(db, batchId)) ? members : undefined;
+/**
+ * GET /api/batches/{id}/members: the members after `afterId` in insertion (id) order; at most
+ * `limit` of them when given, else all. As for events, one row more than asked tells whether
+ * another page follows: `nextAfterId` is then the page's last id, else null (always null
+ * without `limit`, the answer holding every member).
+ */
+export async function memberPage(
+  db: Db,
+  batchId: number,
+  page: { readonly afterId?: number | undefined; readonly limit?: number | undefined },
+) {
+  const rows = await listMembersPage(db, batchId, {
+    afterId: page.afterId,
+    limit: page.limit === undefined ? undefined : page.limit + 1,
+  });
+  if (rows.length === 0 && !(await batchExists(db, batchId))) return undefined;
+  if (page.limit === undefined || rows.length <= page.limit) return { items: rows, nextAfterId: null };
+  const items = rows.slice(0, page.limit);
+  return { items, nextAfterId: items.at(-1)?.id ?? null };
 }
 
 /**

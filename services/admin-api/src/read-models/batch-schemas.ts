@@ -76,6 +76,10 @@ export const phaseExecutionSchema = z
     status: z.enum(phaseMachine.states),
     dispatchedAt: nullableTimestamp,
     completedAt: nullableTimestamp,
+    stepsCreatedAt: nullableTimestamp.meta({
+      description:
+        "When every member's steps of the phase existed (phase-due creates them in chunks); null before.",
+    }),
     memberCounts: phaseMemberCountsSchema,
   })
   .meta({ id: "PhaseExecution" });

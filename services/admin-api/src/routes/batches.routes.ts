@@ -5,13 +5,13 @@ import { advanceBatchCommand } from "../commands/advance-batch.ts";
 import { cancelBatchCommand } from "../commands/cancel-batch.ts";
 import { createManualBatchCommand } from "../commands/create-manual-batch.ts";
 import { notFound } from "../http/api-error.ts";
-import { nonEmptyText, oneOf, pageQuery, positiveId, wholeNumber } from "../http/params.ts";
+import { MAX_SQL_INTEGER, nonEmptyText, oneOf, pageQuery, positiveId, wholeNumber } from "../http/params.ts";
 import { defineOperation } from "../openapi/operation.ts";
 import {
   batchDetail,
-  batchMembers,
   eventPage,
   executionsWithRollbacks,
+  memberPage,
   phasesWithCounts,
 } from "../read-models/batch-read-models.ts";
 import {
@@ -127,20 +127,49 @@ export const batchOperations = [
     body: found(params.id, await batchDetail(deps.db, params.id)),
   })),
 
+  // A bare array, as before paging existed: without `limit` it is every member (older callers);
+  // with it, a page, and the next page's address is in the Link header (RFC 8288), so the body's
+  // shape never depends on the query.
   defineOperation({
     method: "get",
     path: "/api/batches/{id}/members",
     operationId: "listBatchMembers",
     tag: "batches",
-    summary: "List a batch's members with their data",
+    summary: "List a batch's members with their data, in id order (all, or a page)",
+    description:
+      "Without `limit`, every member (after `afterId` when given). With `limit`, at most that many: " +
+      "when more follow, the response has a `Link: </api/batches/{id}/members?afterId=…&limit=…>; " +
+      'rel="next"` header, the next page\'s address (the same `limit`, `afterId` = the last id of ' +
+      "this page); no Link header means this page reached the end.",
     access: "read",
     params: batchId,
+    query: z.object({
+      afterId: wholeNumber(0, MAX_SQL_INTEGER)
+        .optional()
+        .meta({ description: "The last member id already seen: only members with a larger id" }),
+      limit: wholeNumber(1, 1000)
+        .optional()
+        .meta({ description: "At most this many (a page); every member when absent" }),
+    }),
     errors: ["resource.not_found"],
-    responses: { 200: { description: "Every member", schema: z.array(batchMemberSchema) } },
-  }).handle(async ({ params, deps }) => ({
-    status: 200,
-    body: found(params.id, await batchMembers(deps.db, params.id)),
-  })),
+    responses: {
+      200: {
+        description: "Every member, or a page of them",
+        schema: z.array(batchMemberSchema),
+        headers: {
+          Link: {
+            description: 'With `limit`, when another page follows: `<next page URL>; rel="next"`',
+            schema: z.string(),
+          },
+        },
+      },
+    },
+  }).handle(async ({ params, query, deps }) => {
+    const page = found(params.id, await memberPage(deps.db, params.id, query));
+    if (page.nextAfterId === null) return { status: 200, body: page.items };
+    const next = `/api/batches/${params.id}/members?afterId=${page.nextAfterId}&limit=${query.limit}`;
+    return { status: 200, body: page.items, headers: { Link: `<${next}>; rel="next"` } };
+  }),
 
   defineOperation({
     method: "get",

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { apiPath } from "../http/api-client.ts";
 import { action, type CommandRuntime } from "./action.ts";
 import { intervalSeconds, positiveId, wholeNumber } from "./arguments.ts";
+import { readBatchMembers } from "./batch-members.ts";
 import { watchBatch } from "./batch-watch.ts";
 import { printBatchDetail, printEvents, printMembers, printPhases, printSteps } from "./batch.views.ts";
 import { batchView, readAs, type BatchView } from "./views.ts";
@@ -62,11 +63,12 @@ export function registerBatchReadCommands(batch: Command, runtime: CommandRuntim
 
   batch
     .command("members")
-    .description("list a batch's members")
+    .description("list a batch's members (all of them, read 500 at a time)")
     .argument(...idArgument)
+    .option("--limit <n>", "only the first n members", positiveId)
     .action(
-      action(runtime, async (session, id: number) => {
-        const members = await session.api().json("GET", apiPath("batches", id, "members"));
+      action(runtime, async (session, id: number, options: { limit?: number }) => {
+        const members = await readBatchMembers(session.api(), id, { limit: options.limit });
         session.output.result(members, (value) => printMembers(session.output, value));
       }),
     );
