@@ -8,7 +8,6 @@ import {
   listStepsByMember,
   lockBatch,
   transitionMember,
-  type Db,
 } from "@matoolkit/db";
 import {
   resolveStep,
