@@ -15,9 +15,10 @@ const logger = createLogger({ level: "silent", name: "outbox-test" });
 
 /**
  * The relay is tested against the port: what it hands to the bus, not what a broker does with it.
- * A call containing an id of `failOnceFor` fails as a whole (publishMany is all or nothing).
+ * A call containing an id of `failFor` fails as a whole (publishMany is all or nothing), until the
+ * test removes the id: a background pass may run at any time, so a failure must last, not happen once.
  */
-function recordingBus(failOnceFor: Set<string> = new Set()) {
+function recordingBus(failFor: Set<string> = new Set()) {
   const published: OutgoingMessage[] = [];
   const calls: number[] = [];
   const bus: MessageBus = {
@@ -25,7 +26,7 @@ function recordingBus(failOnceFor: Set<string> = new Set()) {
       await bus.publishMany([message]);
     },
     async publishMany(messages) {
-      const failing = messages.filter((message) => failOnceFor.delete(message.id));
+      const failing = messages.filter((message) => failFor.has(message.id));
       if (failing.length > 0) throw new Error("broker unavailable");
       calls.push(messages.length);
       published.push(...messages);
@@ -94,7 +95,8 @@ describe("outbox relay", () => {
 
   it("publishes a pass's rows in one publishMany, and leaves them all for the next pass when it fails", async () => {
     const rows = messages(3);
-    const { bus, published, calls } = recordingBus(new Set([rows[1]!.messageId]));
+    const failFor = new Set([rows[1]!.messageId]);
+    const { bus, published, calls } = recordingBus(failFor);
     const relay = await start({ bus, pollIntervalMs: 60_000 });
     await database.db.transaction().execute((trx) => enqueueOutbox(trx, rows));
 
@@ -102,6 +104,7 @@ describe("outbox relay", () => {
     expect(published).toEqual([]);
     expect(await outboxCount()).toBe(3);
 
+    failFor.clear();
     await relay.flush();
     expect(published.map((message) => message.id)).toEqual(rows.map((row) => row.messageId));
     expect(calls).toEqual([3]);
