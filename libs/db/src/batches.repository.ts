@@ -94,8 +94,13 @@ export async function listBatches(db: Db, filter: ListBatchesFilter): Promise<Ba
 
 export interface BatchTransitionOptions {
   readonly reason?: string;
+  /** The operator whose request this is (events.actor); omitted for the system's own changes. */
+  readonly actor?: string;
   /** Overrides of the columns the event sets by default (e.g. initDispatchedAt from a clock). */
-  readonly set?: Pick<BatchUpdate, "initDispatchedAt" | "currentPhase">;
+  readonly set?: Pick<
+    BatchUpdate,
+    "initDispatchedAt" | "currentPhase" | "outcome" | "succeededMembers" | "failedMembers"
+  >;
 }
 
 /** Applies `event` if the batch is in one of its source states; undefined when it is not. */
@@ -116,6 +121,7 @@ export async function transitionBatch(
       to,
       set: { ...defaultColumns(event), ...toColumnNames(options.set ?? {}) },
       reason: options.reason,
+      actor: options.actor,
     },
     sql`id = ${id}`,
   );
@@ -130,7 +136,12 @@ function defaultColumns(event: BatchEvent): Record<string, unknown> {
     case "complete":
     case "fail":
     case "cancel":
+    case "pause":
+    case "resume":
       return {};
+    case "reopen":
+      // Ended again later, with the outcome of that end.
+      return { outcome: null, succeeded_members: null, failed_members: null };
     default: {
       const unreachable: never = event;
       throw new Error(`unknown batch event ${String(unreachable)}`);

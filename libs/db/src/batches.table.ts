@@ -1,4 +1,4 @@
-import type { BatchStatus } from "@matoolkit/domain";
+import type { BatchStatus, Outcome } from "@matoolkit/domain";
 import type { Insertable, Selectable, Updateable, GeneratedAlways } from "kysely";
 import type { CreatedAt, NullableTimestamp, StatusColumn } from "./column-types.ts";
 
@@ -14,6 +14,11 @@ export interface BatchesTable {
   createdBy: string | null;
   /** Manual batches: the phase being advanced. */
   currentPhase: string | null;
+  /** How the ended batch went for its members (issue 12); null while it runs, or cancelled. */
+  outcome: Outcome | null;
+  /** Members that succeeded / failed, stamped with the outcome. */
+  succeededMembers: number | null;
+  failedMembers: number | null;
 }
 
 export type Batch = Selectable<BatchesTable>;

@@ -19,6 +19,8 @@ export interface EventsTable {
   toStatus: string;
   /** Short, sanitised reason (a reason code or a few words); never secrets or member PII. */
   reason: string | null;
+  /** The operator whose request made this change (their token's identity); null for the system's own. */
+  actor: string | null;
   at: CreatedAt;
 }
 

@@ -47,6 +47,8 @@ export interface ExecutionColumns {
   /** Name of the rollback sequence to run when the step fails. */
   onFailure: string | null;
   retryCount: Generated<number>;
+  /** Operator redrives of this execution (issue 12): part of its job ids (`step-{id}-redrive-{n}`). */
+  redriveCount: Generated<number>;
   maxRetries: Generated<number>;
   retryIntervalSec: number | null;
   retryAfter: NullableTimestamp;

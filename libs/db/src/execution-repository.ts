@@ -27,6 +27,8 @@ export type ExecutionSet = Pick<
 
 export interface ExecutionTransitionOptions {
   readonly reason?: string;
+  /** The operator whose request this is (events.actor); omitted for the system's own changes. */
+  readonly actor?: string;
   readonly set?: ExecutionSet;
   /**
    * Only if the row's current job is this one: a worker result moves only the attempt it answers,
@@ -140,6 +142,7 @@ export function createExecutionRepository<Row>(config: {
         to,
         set,
         reason: options.reason,
+        actor: options.actor,
       },
       where,
     );
@@ -255,6 +258,23 @@ function defaultColumns(event: ExecutionEvent): Record<string, unknown> {
     case "retry":
       // 000 "Retry Protocol": SetRetryPendingAsync increments retry_count, clears job_id and completed_at.
       return { retry_count: sql`target.retry_count + 1`, job_id: null, completed_at: null };
+    case "redrive":
+      // Issue 12: a fresh run of the step with a new job id family (`-redrive-{n}`): its retries
+      // and polls count again from zero, and the last run's outcome is cleared.
+      return {
+        redrive_count: sql`target.redrive_count + 1`,
+        retry_count: 0,
+        poll_count: 0,
+        job_id: null,
+        completed_at: null,
+        dispatched_at: null,
+        retry_after: null,
+        poll_started_at: null,
+        last_polled_at: null,
+        error_code: null,
+        error_message: null,
+        result_json: null,
+      };
     default: {
       const unreachable: never = event;
       throw new Error(`unknown execution event ${String(unreachable)}`);

@@ -95,7 +95,7 @@ export async function transitionMember(
   db: Db,
   id: number,
   event: MemberEvent,
-  options: { readonly reason?: string; readonly announced?: boolean } = {},
+  options: { readonly reason?: string; readonly actor?: string; readonly announced?: boolean } = {},
 ): Promise<BatchMember | undefined> {
   const { from, to } = memberMachine.transitions[event];
   const [row] = await applyTransition<BatchMember>(
@@ -111,6 +111,7 @@ export async function transitionMember(
         ...(options.announced === true && event === "remove" ? { remove_dispatched_at: sql`now()` } : {}),
       },
       reason: options.reason,
+      actor: options.actor,
     },
     sql`id = ${id}`,
   );
@@ -123,6 +124,8 @@ function defaultColumns(event: MemberEvent): Record<string, unknown> {
       return { removed_at: sql`now()` };
     case "fail":
       return { failed_at: sql`now()` };
+    case "redrive":
+      return { failed_at: null };
     default: {
       const unreachable: never = event;
       throw new Error(`unknown member event ${String(unreachable)}`);

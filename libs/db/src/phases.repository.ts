@@ -1,7 +1,8 @@
 import { phaseMachine, type PhaseEvent } from "@matoolkit/domain";
 import { sql, type RawBuilder } from "kysely";
+import { toColumnNames } from "./camel-case.ts";
 import type { Db } from "./connection.ts";
-import type { PhaseExecution } from "./phases.table.ts";
+import type { PhaseExecution, PhaseExecutionUpdate } from "./phases.table.ts";
 import { applyTransition } from "./transition.ts";
 
 export interface NewPhaseInput {
@@ -62,7 +63,7 @@ function transitionPhasesWhere(
   db: Db,
   where: RawBuilder<unknown>,
   event: PhaseEvent,
-  reason: string | undefined,
+  options: PhaseTransitionOptions,
 ): Promise<PhaseExecution[]> {
   const { from, to } = phaseMachine.transitions[event];
   return applyTransition<PhaseExecution>(
@@ -73,8 +74,9 @@ function transitionPhasesWhere(
       batchIdColumn: "batch_id",
       from,
       to,
-      set: defaultColumns(event),
-      reason,
+      set: { ...defaultColumns(event), ...toColumnNames(options.set ?? {}) },
+      reason: options.reason,
+      actor: options.actor,
     },
     where,
   );
@@ -85,15 +87,23 @@ export async function transitionPhase(
   db: Db,
   id: number,
   event: PhaseEvent,
-  options: { readonly reason?: string } = {},
+  options: PhaseTransitionOptions = {},
 ): Promise<PhaseExecution | undefined> {
-  const [row] = await transitionPhasesWhere(db, sql`id = ${id}`, event, options.reason);
+  const [row] = await transitionPhasesWhere(db, sql`id = ${id}`, event, options);
   return row;
+}
+
+export interface PhaseTransitionOptions {
+  readonly reason?: string;
+  /** The operator whose request this is (events.actor); omitted for the system's own changes. */
+  readonly actor?: string;
+  /** Stamped when the phase ends (complete, fail): how it went for its members. */
+  readonly set?: Pick<PhaseExecutionUpdate, "outcome" | "succeededMembers" | "failedMembers">;
 }
 
 /** Batch cancel: every pending or dispatched phase of the batch → cancelled, one event each. */
 export function cancelOpenPhasesOfBatch(db: Db, batchId: number, reason: string): Promise<PhaseExecution[]> {
-  return transitionPhasesWhere(db, sql`batch_id = ${batchId}`, "cancel", reason);
+  return transitionPhasesWhere(db, sql`batch_id = ${batchId}`, "cancel", { reason });
 }
 
 function defaultColumns(event: PhaseEvent): Record<string, unknown> {
@@ -107,6 +117,9 @@ function defaultColumns(event: PhaseEvent): Record<string, unknown> {
     case "skip":
     case "supersede":
       return {};
+    case "reopen":
+      // Ends again once the redriven members are done, with the outcome of that end.
+      return { completed_at: null, outcome: null, succeeded_members: null, failed_members: null };
     default: {
       const unreachable: never = event;
       throw new Error(`unknown phase event ${String(unreachable)}`);
@@ -141,12 +154,9 @@ export async function listDuePhases(db: Db, runbookName: string, now: Date): Pro
 
 /** Version transition: the batch's pending phases of versions before `version` become superseded. */
 export function supersedePendingPhases(db: Db, batchId: number, version: number): Promise<PhaseExecution[]> {
-  return transitionPhasesWhere(
-    db,
-    sql`batch_id = ${batchId} AND runbook_version < ${version}`,
-    "supersede",
-    `superseded by runbook version ${version}`,
-  );
+  return transitionPhasesWhere(db, sql`batch_id = ${batchId} AND runbook_version < ${version}`, "supersede", {
+    reason: `superseded by runbook version ${version}`,
+  });
 }
 
 /** overdue_behavior `ignore`: the version's pending phases already due at `now` become skipped. */
@@ -160,6 +170,6 @@ export function skipPhasesDueBy(
     db,
     sql`batch_id = ${batchId} AND runbook_version = ${version} AND due_at <= ${now}`,
     "skip",
-    "past due at version transition (overdue_behavior ignore)",
+    { reason: "past due at version transition (overdue_behavior ignore)" },
   );
 }

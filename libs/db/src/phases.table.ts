@@ -1,4 +1,4 @@
-import type { PhaseStatus } from "@matoolkit/domain";
+import type { Outcome, PhaseStatus } from "@matoolkit/domain";
 import type { Insertable, Selectable, Updateable, GeneratedAlways } from "kysely";
 import type { NullableTimestamp, StatusColumn } from "./column-types.ts";
 
@@ -17,6 +17,11 @@ export interface PhaseExecutionsTable {
   completedAt: NullableTimestamp;
   /** When phase-due committed the last chunk of the phase's steps (null: still creating them). */
   stepsCreatedAt: NullableTimestamp;
+  /** How the ended phase went for its members (issue 12); null while it runs, or cancelled/skipped. */
+  outcome: Outcome | null;
+  /** Members that succeeded in every step / failed, stamped with the outcome. */
+  succeededMembers: number | null;
+  failedMembers: number | null;
 }
 
 export type PhaseExecution = Selectable<PhaseExecutionsTable>;

@@ -23,6 +23,8 @@ export interface GuardedTransition {
    */
   readonly set?: Readonly<Record<string, unknown>>;
   readonly reason?: string | undefined;
+  /** The operator whose request this is (events.actor, the audit trail); omitted for the system's own. */
+  readonly actor?: string | undefined;
 }
 
 /**
@@ -144,9 +146,9 @@ export async function applyTransitionEach<Row>(
 function logEvents(transition: GuardedTransition): RawBuilder<unknown> {
   const reason = transition.reason === undefined ? null : shortReason(transition.reason);
   return sql`
-      INSERT INTO events (batch_id, entity, entity_id, from_status, to_status, reason)
+      INSERT INTO events (batch_id, entity, entity_id, from_status, to_status, reason, actor)
       SELECT ${sql.ref(transition.batchIdColumn)}, ${transition.entity}::text, id, previous_status, status,
-        ${reason}::text
+        ${reason}::text, ${transition.actor ?? null}::text
       FROM updated
       ORDER BY id`;
 }

@@ -68,7 +68,7 @@ export async function dispatchExecution(
     const failed = await failToDispatch(scope, ref, call.error);
     return failed === undefined ? { kind: "lost" } : { kind: "failed", row: failed };
   }
-  const jobId = jobIdFor(ref, row.retryCount, 0);
+  const jobId = jobIdFor(ref, { ...row, pollCount: 0 });
   const dispatched = await transitionExecution(scope.trx, ref, "dispatch", {
     set: {
       jobId,

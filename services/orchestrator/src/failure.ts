@@ -38,6 +38,7 @@ export async function handleFailedExecution(
         ref: args.ref,
         at: retryAt,
         attempt: pending.retryCount,
+        redriveCount: pending.redriveCount,
       });
       return;
     }
@@ -123,7 +124,8 @@ async function sendRollback(
       outcome,
     });
   for (const [index, step] of sequence.entries()) {
-    const jobId = `rollback-${ref.kind}-${ref.id}-${row.retryCount}-${index}`;
+    const run = row.redriveCount > 0 ? `redrive-${row.redriveCount}-` : "";
+    const jobId = `rollback-${ref.kind}-${ref.id}-${run}${row.retryCount}-${index}`;
     try {
       const resolved = resolveStep(step, args.variables);
       await sendUntrackedJob(trx, {

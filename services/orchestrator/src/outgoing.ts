@@ -85,7 +85,11 @@ export async function sendSelfCheck(
     ref: ExecutionRef;
     at: Date;
     attempt: number;
+    /** The execution's redrive count: a redriven run's checks have ids of their own. */
+    redriveCount: number;
   },
 ): Promise<void> {
-  await enqueueOutbox(db, [selfCheckEnvelope(check.type, check.ref, check.attempt, check.at)]);
+  await enqueueOutbox(db, [
+    selfCheckEnvelope(check.type, check.ref, check.attempt, check.at, check.redriveCount),
+  ]);
 }

@@ -87,7 +87,7 @@ export async function advanceMembers(
       continue;
     }
     const ref = { kind: "step", id: next.id } as const;
-    const jobId = jobIdFor(ref, next.retryCount, 0);
+    const jobId = jobIdFor(ref, { ...next, pollCount: 0 });
     dispatches.push({
       step: next,
       dispatch: {

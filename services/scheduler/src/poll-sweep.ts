@@ -16,7 +16,9 @@ export async function sweepDuePolls(db: Db, now: Date): Promise<number> {
   if (due.length === 0) return 0;
   await enqueueOutbox(
     db,
-    due.map(({ kind, row }) => selfCheckEnvelope("poll-check", { kind, id: row.id }, row.pollCount + 1)),
+    due.map(({ kind, row }) =>
+      selfCheckEnvelope("poll-check", { kind, id: row.id }, row.pollCount + 1, undefined, row.redriveCount),
+    ),
   );
   return due.length;
 }

@@ -7,6 +7,7 @@ import { jobLeasesMigration } from "./0005_job_leases.ts";
 import { readModelsMigration } from "./0006_read_models.ts";
 import { membersPageMigration } from "./0007_members_page.ts";
 import { phaseStepsCreatedMigration } from "./0008_phase_steps_created.ts";
+import { operationsMigration } from "./0009_operations.ts";
 
 /** Applied in key order by migrate.ts; names sort lexically, hence the zero-padded prefix. */
 export const migrations: Record<string, Migration> = {
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   "0006_read_models": readModelsMigration,
   "0007_members_page": membersPageMigration,
   "0008_phase_steps_created": phaseStepsCreatedMigration,
+  "0009_operations": operationsMigration,
 };

@@ -33,14 +33,25 @@ export interface ExecutionAddress {
   readonly id: number;
 }
 
+/** Which run of an execution: operator redrives (issue 12), then retries, then polls. */
+export interface ExecutionAttempt {
+  /** 0 until an operator redrives the execution; absent counts as 0. */
+  readonly redriveCount?: number;
+  readonly retryCount: number;
+  readonly pollCount: number;
+}
+
 /**
  * Worker job ids are unique per attempt so duplicate detection never swallows a retry or a poll
- * (000 "Retry Protocol": `step-{id}-retry-{n}` / `init-{id}-retry-{n}`, then `-poll-{n}`).
+ * (000 "Retry Protocol": `step-{id}-retry-{n}` / `init-{id}-retry-{n}`, then `-poll-{n}`), nor a
+ * redrive (`step-{id}-redrive-{n}`, whose retries and polls count from zero again): the worker
+ * remembers every job id it ran for 7 days and would answer a reused one from memory.
  */
-export function jobIdFor(execution: ExecutionAddress, retryCount: number, pollCount: number): string {
+export function jobIdFor(execution: ExecutionAddress, attempt: ExecutionAttempt): string {
   let jobId = `${execution.kind}-${execution.id}`;
-  if (retryCount > 0) jobId += `-retry-${retryCount}`;
-  if (pollCount > 0) jobId += `-poll-${pollCount}`;
+  if ((attempt.redriveCount ?? 0) > 0) jobId += `-redrive-${attempt.redriveCount}`;
+  if (attempt.retryCount > 0) jobId += `-retry-${attempt.retryCount}`;
+  if (attempt.pollCount > 0) jobId += `-poll-${attempt.pollCount}`;
   return jobId;
 }
 
@@ -93,9 +104,13 @@ export function selfCheckEnvelope(
   execution: ExecutionAddress,
   attempt: number,
   at?: Date,
+  redriveCount = 0,
 ): MessageEnvelope {
   const body: PollCheckMessage = { StepExecutionId: execution.id, IsInitStep: execution.kind === "init" };
-  return orchestratorEvent(type, `${type}:${execution.kind}:${execution.id}:${attempt}`, body, at);
+  // A redriven execution counts its retries and polls from zero again: its checks need ids of
+  // their own, or the bus would drop them as duplicates of the first run's.
+  const run = redriveCount > 0 ? `redrive-${redriveCount}:` : "";
+  return orchestratorEvent(type, `${type}:${execution.kind}:${execution.id}:${run}${attempt}`, body, at);
 }
 
 /** One message per job id (so per attempt), routed to its worker pool. */

@@ -4,11 +4,14 @@ import { defineMachine } from "./define-machine.ts";
  * 000 "State Machines" → Batch Status. Manual and automated batches share one machine.
  * `cancelled` is not in 000 (which lists POST /api/batches/{id}/cancel but no status for it): an
  * operator's cancel ends the batch from any non-terminal state, and nothing moves it on.
+ * `paused` (issue 12): an operator's brake on an active batch; nothing new is sent until `resume`.
+ * Results of jobs already out are still recorded, so a paused batch can still end. `reopen`: a
+ * redrive of failed members brings an ended (not cancelled) batch back to `active`.
  */
 export const batchMachine = defineMachine({
   entity: "batch",
   initial: "detected",
-  states: ["detected", "init_dispatched", "active", "completed", "failed", "cancelled"],
+  states: ["detected", "init_dispatched", "active", "paused", "completed", "failed", "cancelled"],
   terminal: ["completed", "failed", "cancelled"],
   transitions: {
     dispatch_init: {
@@ -22,19 +25,34 @@ export const batchMachine = defineMachine({
       description: "init complete, or the runbook has no init",
     },
     complete: {
-      from: ["active"],
+      from: ["active", "paused"],
       to: "completed",
       description: "all phases terminal, at least one completed",
     },
     fail: {
-      from: ["detected", "init_dispatched", "active"],
+      from: ["detected", "init_dispatched", "active", "paused"],
       to: "failed",
       description: "an init step failed, or every phase failed",
     },
     cancel: {
-      from: ["detected", "init_dispatched", "active"],
+      from: ["detected", "init_dispatched", "active", "paused"],
       to: "cancelled",
       description: "cancelled by an operator (not in 000)",
+    },
+    pause: {
+      from: ["active"],
+      to: "paused",
+      description: "paused by an operator: no new job, phase, poll or retry is sent",
+    },
+    resume: {
+      from: ["paused"],
+      to: "active",
+      description: "resumed by an operator: what fell due meanwhile is sent",
+    },
+    reopen: {
+      from: ["completed", "failed"],
+      to: "active",
+      description: "an operator redrove failed members",
     },
   },
 });
@@ -50,6 +68,7 @@ export const memberMachine = defineMachine({
   transitions: {
     remove: { from: ["active"], to: "removed", description: "no longer in the data source results" },
     fail: { from: ["active"], to: "failed", description: "a step failure isolated this member" },
+    redrive: { from: ["failed"], to: "active", description: "an operator redrove it from its failed step" },
   },
 });
 export type MemberStatus = (typeof memberMachine.states)[number];
@@ -78,6 +97,11 @@ export const phaseMachine = defineMachine({
       from: ["pending", "dispatched"],
       to: "cancelled",
       description: "its batch was cancelled (not in 000)",
+    },
+    reopen: {
+      from: ["completed", "failed"],
+      to: "dispatched",
+      description: "an operator redrove a failed member of it",
     },
   },
 });
@@ -116,6 +140,11 @@ export const executionMachine = defineMachine({
       from: ["pending", "dispatched", "polling"],
       to: "cancelled",
       description: "member removed or failed, or batch cancelled",
+    },
+    redrive: {
+      from: ["failed", "poll_timeout", "cancelled"],
+      to: "pending",
+      description: "an operator redrove its failed member: runs again with a new job id",
     },
   },
 });

@@ -43,6 +43,8 @@ export async function advanceBatchCommand(db: Db, batchId: number): Promise<Adva
         throw conflict(`batch ${batchId} is running its init steps; advance again when it is active`);
       case "active":
         return advancePhase(trx, batch.id, batch.runbookName);
+      case "paused":
+        throw conflict(`batch ${batchId} is paused; resume it before advancing`);
       case "completed":
       case "failed":
       case "cancelled":

@@ -51,7 +51,7 @@ export async function handlePollCheck(scope: HandlerScope, message: PollCheckMes
     if (timedOut !== undefined) await handleTerminalFailure(scope, { ref, row: timedOut, batch });
     return;
   }
-  const jobId = jobIdFor(ref, row.retryCount, row.pollCount + 1);
+  const jobId = jobIdFor(ref, { ...row, pollCount: row.pollCount + 1 });
   const polled = await recordExecutionPollDispatch(trx, ref, { jobId, lastPolledAt: now });
   if (polled === undefined) return;
   const runbookVersion = await runbookVersionOf(trx, row);

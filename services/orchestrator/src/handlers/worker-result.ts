@@ -101,7 +101,13 @@ async function keepPolling(
     if (polling === undefined) return;
   }
   const at = new Date(now.getTime() + row.pollIntervalSec * 1000);
-  await sendSelfCheck(trx, { type: "poll-check", ref, at, attempt: row.pollCount + 1 });
+  await sendSelfCheck(trx, {
+    type: "poll-check",
+    ref,
+    at,
+    attempt: row.pollCount + 1,
+    redriveCount: row.redriveCount,
+  });
 }
 
 async function fail(
