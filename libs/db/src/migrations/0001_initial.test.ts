@@ -67,7 +67,7 @@ describe("0001_initial", () => {
   it("rejects a status outside the machine and a row pointing at nothing", async () => {
     const seeded = await seedBatch(db, 1);
     await expect(
-      sql`UPDATE batches SET status = 'paused' WHERE id = ${seeded.batch.id}`.execute(db),
+      sql`UPDATE batches SET status = 'suspended' WHERE id = ${seeded.batch.id}`.execute(db),
     ).rejects.toThrow(/batches_status_check/);
     await insertSteps(db, [stepRow(seeded, seeded.members[0]!, 0)]);
     await expect(

@@ -15,15 +15,15 @@ function allowedTransitions<S extends string, E extends string>(machine: StateMa
 }
 
 describe("batch machine (000 State Machines → Batch Status)", () => {
-  it("holds the spec's statuses plus cancelled", () => {
+  it("holds the spec's statuses plus cancelled and paused", () => {
     expect([...batchMachine.states].sort()).toEqual(
-      ["active", "cancelled", "completed", "detected", "failed", "init_dispatched"].sort(),
+      ["active", "cancelled", "completed", "detected", "failed", "init_dispatched", "paused"].sort(),
     );
     expect(batchMachine.initial).toBe("detected");
     expect([...batchMachine.terminal].sort()).toEqual(["cancelled", "completed", "failed"]);
   });
 
-  it("allows exactly detected → init_dispatched → active → completed/failed, skipping init when there is none, and a cancel from any non-terminal state", () => {
+  it("allows exactly detected → init_dispatched → active → completed/failed, skipping init when there is none, a cancel from any non-terminal state, pause/resume and a redrive's reopen", () => {
     expect(allowedTransitions(batchMachine).sort()).toEqual(
       [
         "detected --dispatch_init--> init_dispatched",
@@ -37,6 +37,15 @@ describe("batch machine (000 State Machines → Batch Status)", () => {
         "detected --cancel--> cancelled",
         "init_dispatched --cancel--> cancelled",
         "active --cancel--> cancelled",
+        // Issue 12: an operator's brake; the jobs already out still end the batch.
+        "active --pause--> paused",
+        "paused --resume--> active",
+        "paused --complete--> completed",
+        "paused --fail--> failed",
+        "paused --cancel--> cancelled",
+        // Issue 12: a redrive of failed members brings an ended batch back.
+        "completed --reopen--> active",
+        "failed --reopen--> active",
       ].sort(),
     );
   });
@@ -47,6 +56,11 @@ describe("batch machine (000 State Machines → Batch Status)", () => {
     }
   });
 
+  it("pauses only a running (active) batch: init runs to its end, an ended one has nothing to hold", () => {
+    expect(batchMachine.sourcesOf("pause")).toEqual(["active"]);
+    expect(batchMachine.sourcesOf("resume")).toEqual(["paused"]);
+  });
+
   it("cannot complete a batch whose init has not finished", () => {
     expect(batchMachine.next("init_dispatched", "complete")).toBeUndefined();
     expect(batchMachine.next("detected", "complete")).toBeUndefined();
@@ -54,11 +68,13 @@ describe("batch machine (000 State Machines → Batch Status)", () => {
 });
 
 describe("member machine (000 State Machines → Member Status)", () => {
-  it("only lets an active member be removed or failed, once", () => {
+  it("only lets an active member be removed or failed, once, and only a failed one be redriven", () => {
     expect([...memberMachine.states].sort()).toEqual(["active", "failed", "removed"]);
     expect(allowedTransitions(memberMachine).sort()).toEqual(
-      ["active --fail--> failed", "active --remove--> removed"].sort(),
+      ["active --fail--> failed", "active --remove--> removed", "failed --redrive--> active"].sort(),
     );
+    // A removed member left the source: nothing brings it back into this batch.
+    expect(memberMachine.next("removed", "redrive")).toBeUndefined();
     expect(memberMachine.next("removed", "fail")).toBeUndefined();
     expect(memberMachine.next("failed", "remove")).toBeUndefined();
   });
@@ -78,7 +94,7 @@ describe("phase machine (000 State Machines → Phase Execution Status)", () => 
     ]);
   });
 
-  it("skips or supersedes only a pending phase, completes or fails only a dispatched one, and cancels either", () => {
+  it("skips or supersedes only a pending phase, completes or fails only a dispatched one, cancels either, and reopens an ended one for a redrive", () => {
     expect(allowedTransitions(phaseMachine).sort()).toEqual(
       [
         "pending --dispatch--> dispatched",
@@ -89,8 +105,12 @@ describe("phase machine (000 State Machines → Phase Execution Status)", () => 
         // Not in 000: the batch was cancelled.
         "pending --cancel--> cancelled",
         "dispatched --cancel--> cancelled",
+        // Issue 12: a redriven member runs in it again.
+        "completed --reopen--> dispatched",
+        "failed --reopen--> dispatched",
       ].sort(),
     );
+    expect(phaseMachine.next("cancelled", "reopen")).toBeUndefined();
     expect(phaseMachine.sourcesOf("skip")).toEqual(["pending"]);
     expect(phaseMachine.sourcesOf("supersede")).toEqual(["pending"]);
   });
@@ -104,7 +124,7 @@ describe("execution machine (000 State Machines → Step/Init Execution Status)"
     expect(executionMachine.initial).toBe("pending");
   });
 
-  it("allows exactly the spec's transitions", () => {
+  it("allows exactly the spec's transitions, plus an operator's redrive", () => {
     expect(allowedTransitions(executionMachine).sort()).toEqual(
       [
         "pending --dispatch--> dispatched",
@@ -123,6 +143,10 @@ describe("execution machine (000 State Machines → Step/Init Execution Status)"
         "pending --cancel--> cancelled",
         "dispatched --cancel--> cancelled",
         "polling --cancel--> cancelled",
+        // Issue 12: the failed step, and the steps its member's failure cancelled, run again.
+        "failed --redrive--> pending",
+        "poll_timeout --redrive--> pending",
+        "cancelled --redrive--> pending",
       ].sort(),
     );
   });
@@ -132,23 +156,24 @@ describe("execution machine (000 State Machines → Step/Init Execution Status)"
     expect(executionMachine.next("pending", "fail")).toBeUndefined();
   });
 
-  it("returns a failed step to pending only through retry", () => {
+  it("returns a failed step to pending only through a retry or an operator's redrive", () => {
     const eventsLeavingFailed = Object.keys(executionMachine.transitions).filter(
       (event) =>
         executionMachine.next("failed", event as keyof typeof executionMachine.transitions) !== undefined,
     );
-    expect(eventsLeavingFailed).toEqual(["retry"]);
+    expect(eventsLeavingFailed.sort()).toEqual(["redrive", "retry"]);
     expect(executionMachine.next("failed", "retry")).toBe("pending");
     expect(executionMachine.next("failed", "dispatch")).toBeUndefined();
   });
 
-  it("never leaves succeeded or cancelled", () => {
+  it("never leaves succeeded, and leaves cancelled only for a redrive", () => {
     for (const state of ["succeeded", "cancelled"] as const) {
       expect(executionMachine.isTerminal(state)).toBe(true);
       for (const event of Object.keys(
         executionMachine.transitions,
       ) as (keyof typeof executionMachine.transitions)[]) {
-        expect(executionMachine.next(state, event)).toBeUndefined();
+        const expected = state === "cancelled" && event === "redrive" ? "pending" : undefined;
+        expect(executionMachine.next(state, event)).toBe(expected);
       }
     }
   });

@@ -11,6 +11,7 @@ describe("renderMermaid", () => {
         "    [*] --> active",
         "    active --> removed: remove",
         "    active --> failed: fail",
+        "    failed --> active: redrive",
         "    removed --> [*]",
         "    failed --> [*]",
       ].join("\n"),
