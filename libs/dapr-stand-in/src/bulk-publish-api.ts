@@ -2,7 +2,13 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { z } from "zod";
 import { buildCloudEvent, CloudEventError, mediaTypeOf, type CloudEvent } from "./cloud-event.ts";
 import { headerValue, metadataFromQuery, readBody, sendDaprError, sendEmpty, sendJson } from "./http-util.ts";
-import { checkPublishTarget, invalidScheduledTimeMessage, visibleAtFor } from "./publish-api.ts";
+import {
+  checkPublishTarget,
+  handToBroker,
+  invalidScheduledTimeMessage,
+  sendCloudEventCreationError,
+  visibleAtFor,
+} from "./publish-api.ts";
 import type { SidecarContext } from "./sidecar-context.ts";
 
 /**
@@ -84,13 +90,7 @@ export async function handleBulkPublish(
       prepared.push({ entryId: entry.entryId!, cloudEvent, metadata });
     } catch (error) {
       if (!(error instanceof CloudEventError)) throw error;
-      sendDaprError(
-        response,
-        500,
-        "ERR_PUBSUB_CLOUD_EVENTS_SER",
-        `cannot create cloudevent: ${error.message}`,
-        "DAPR_PUBSUB_CLOUD_EVENT_CREATION",
-      );
+      sendCloudEventCreationError(response, error);
       return;
     }
   }
@@ -106,16 +106,7 @@ export async function handleBulkPublish(
       failedEntries.push({ entryId, error: refusal ?? "refused" });
       continue;
     }
-    context.broker.internals.pubsub.publish({
-      pubsubName,
-      topic,
-      cloudEvent,
-      metadata,
-      publishedAt: now,
-      publishedBy: context.appId,
-      visibleAt,
-      deadLetterOf: undefined,
-    });
+    handToBroker(context, { pubsubName, topic, cloudEvent, metadata, now, visibleAt });
   }
   context.log(
     "debug",

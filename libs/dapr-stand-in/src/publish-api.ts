@@ -50,13 +50,7 @@ export async function handlePublish(
     });
   } catch (error) {
     if (!(error instanceof CloudEventError)) throw error;
-    sendDaprError(
-      response,
-      500,
-      "ERR_PUBSUB_CLOUD_EVENTS_SER",
-      `cannot create cloudevent: ${error.message}`,
-      "DAPR_PUBSUB_CLOUD_EVENT_CREATION",
-    );
+    sendCloudEventCreationError(response, error);
     return;
   }
 
@@ -72,18 +66,41 @@ export async function handlePublish(
     );
     return;
   }
-  context.broker.internals.pubsub.publish({
-    pubsubName,
-    topic,
-    cloudEvent,
-    metadata,
-    publishedAt: now,
-    publishedBy: context.appId,
-    visibleAt,
-    deadLetterOf: undefined,
-  });
+  handToBroker(context, { pubsubName, topic, cloudEvent, metadata, now, visibleAt });
   context.log("debug", `published CloudEvent ${cloudEvent.id} to ${pubsubName}/${topic}`);
   sendEmpty(response);
+}
+
+/** One accepted message, single or bulk, into the broker as this sidecar's app publishes it. */
+export function handToBroker(
+  context: SidecarContext,
+  message: {
+    pubsubName: string;
+    topic: string;
+    cloudEvent: CloudEvent;
+    metadata: Record<string, string>;
+    now: Date;
+    visibleAt: Date;
+  },
+): void {
+  const { now, ...rest } = message;
+  context.broker.internals.pubsub.publish({
+    ...rest,
+    publishedAt: now,
+    publishedBy: context.appId,
+    deadLetterOf: undefined,
+  });
+}
+
+/** daprd's answer when the CloudEvent envelope cannot be built (single and bulk alike). */
+export function sendCloudEventCreationError(response: ServerResponse, error: CloudEventError): void {
+  sendDaprError(
+    response,
+    500,
+    "ERR_PUBSUB_CLOUD_EVENTS_SER",
+    `cannot create cloudevent: ${error.message}`,
+    "DAPR_PUBSUB_CLOUD_EVENT_CREATION",
+  );
 }
 
 /**
