@@ -221,6 +221,12 @@ function validBody(
       };
       return { properties: { MessageType: type }, body: bodies[type] };
     }
+    case topics.notifications:
+      // Issue 12's notifier: an attempt of a delivery that does not exist (acknowledged, nothing sent).
+      return {
+        properties: { MessageType: "webhook-delivery" },
+        body: { DeliveryId: unknownId(), Attempt: 1 },
+      };
     default: {
       const unreachable: never = topic;
       throw new Error(`unknown topic ${String(unreachable)}`);

@@ -100,6 +100,13 @@ export const daprSubscriptions: readonly SubscriptionConvention[] = [
     deadLetterTopic: "worker-results-deadletter",
   },
   {
+    // Issue 12: webhook notifications, the orchestrator's notifier.
+    appId: "matoolkit-orchestrator",
+    topic: "notifications",
+    routes: { default: "/dapr/topics/notifications/notifier" },
+    deadLetterTopic: "notifications-deadletter",
+  },
+  {
     appId: "matoolkit-worker",
     topic: "worker-jobs",
     routes: {

@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   announceSubscriptions,
+  notificationsSubscription,
   orchestratorEventsSubscription,
   workerJobsSubscription,
   workerResultsSubscription,
@@ -16,7 +17,7 @@ import { loadDaprFiles } from "./load-dapr-files.ts";
 const announced = [
   ...announceSubscriptions({
     pubsubName: "matoolkit-pubsub",
-    subscriptions: [orchestratorEventsSubscription, workerResultsSubscription],
+    subscriptions: [orchestratorEventsSubscription, workerResultsSubscription, notificationsSubscription],
     catchAllTopics: [],
   }).map((entry) => ({ appId: "matoolkit-orchestrator", ...entry })),
   ...announceSubscriptions({

@@ -7,10 +7,19 @@ import { batchInitMessage } from "./messages.ts";
  */
 export async function dispatchInit(
   trx: Db,
-  args: { batchId: number; runbookName: string; runbookVersion: number; reason: string; at?: Date },
+  args: {
+    batchId: number;
+    runbookName: string;
+    runbookVersion: number;
+    reason: string;
+    at?: Date;
+    /** The operator advancing a manual batch (events.actor); omitted for the system's own dispatch. */
+    actor?: string;
+  },
 ): Promise<boolean> {
   const won = await transitionBatch(trx, args.batchId, "dispatch_init", {
     reason: args.reason,
+    actor: args.actor,
     set: { initDispatchedAt: args.at ?? new Date() },
   });
   if (won === undefined) return false;

@@ -8,10 +8,17 @@ import { phaseDueMessage } from "./messages.ts";
  */
 export async function dispatchPhase(
   trx: Db,
-  args: { batchId: number; runbookName: string; phase: PhaseExecution; reason: string },
+  args: {
+    batchId: number;
+    runbookName: string;
+    phase: PhaseExecution;
+    reason: string;
+    /** The operator advancing a manual batch (events.actor); omitted for the system's own dispatch. */
+    actor?: string;
+  },
 ): Promise<boolean> {
   const { phase } = args;
-  const won = await transitionPhase(trx, phase.id, "dispatch", { reason: args.reason });
+  const won = await transitionPhase(trx, phase.id, "dispatch", { reason: args.reason, actor: args.actor });
   if (won === undefined) return false;
   await setCurrentPhase(trx, args.batchId, phase.phaseName);
   await enqueueOutbox(trx, [

@@ -54,3 +54,21 @@ export async function setAutomationEnabled(db: Db, input: SetAutomationInput): P
   if (settings === undefined) throw new Error("upsert into runbook_automation_settings returned no row");
   return settings;
 }
+
+/** First key of the two-key advisory lock: keeps these locks apart from the publish locks. */
+const AUTOMATION_LOCK_NAMESPACE = 0x6d61_6175; // "maau"
+
+/**
+ * For a switch that records what it changed (the audit event's from/to): serialises switches of
+ * one runbook name until the caller's transaction ends, then reads the committed settings. A
+ * transaction-scoped advisory lock, because the row may not exist yet (never configured).
+ */
+export async function lockAutomationSettings(
+  trx: Db,
+  runbookName: string,
+): Promise<AutomationSettings | undefined> {
+  await sql`SELECT pg_advisory_xact_lock(${AUTOMATION_LOCK_NAMESPACE}::int, hashtext(${runbookName}::text))`.execute(
+    trx,
+  );
+  return getAutomationSettings(trx, runbookName);
+}

@@ -30,9 +30,12 @@ export async function cancelBatch(
   db: Db,
   batchId: number,
   reason: string,
+  options: { readonly actor?: string } = {},
 ): Promise<BatchCancellation | undefined> {
   return inTransaction(db, async (trx) => {
-    const batch = await transitionBatch(trx, batchId, "cancel", { reason });
+    // Only the batch's own event names the operator: the phases and steps it ends are the
+    // cancel's consequences (reason batch.cancelled), and the audit trail lists the action once.
+    const batch = await transitionBatch(trx, batchId, "cancel", { reason, actor: options.actor });
     if (batch === undefined) return undefined;
     const phases = await cancelOpenPhasesOfBatch(trx, batchId, reason);
     const stepIds = await cancelOpenStepsOfBatch(trx, batchId, reason);

@@ -11,6 +11,8 @@ export interface NewBatchInput {
   readonly batchStartTime: Date | null;
   readonly isManual: boolean;
   readonly createdBy: string | null;
+  /** The operator creating it (the 'created' event's actor); omitted when the scheduler does. */
+  readonly actor?: string;
 }
 
 /** A batch with the runbook version it runs. */
@@ -32,8 +34,8 @@ export async function insertBatch(db: Db, input: NewBatchInput): Promise<Batch> 
       VALUES (${input.runbookId}, ${input.batchStartTime}, ${input.isManual}, ${input.createdBy})
       RETURNING *
     ), logged AS (
-      INSERT INTO events (batch_id, entity, entity_id, from_status, to_status, reason)
-      SELECT id, 'batch', id, NULL, status, 'created' FROM inserted
+      INSERT INTO events (batch_id, entity, entity_id, from_status, to_status, reason, actor)
+      SELECT id, 'batch', id, NULL, status, 'created', ${input.actor ?? null}::text FROM inserted
     )
     SELECT * FROM inserted
   `.execute(db);

@@ -43,3 +43,54 @@ export async function appendEvent(db: Db, input: AppendEventInput): Promise<Stat
     .returningAll()
     .executeTakeFirstOrThrow();
 }
+
+export interface AuditEventInput {
+  /** Null for writes outside any batch (runbook publish, automation switch). */
+  readonly batchId: number | null;
+  readonly entity: EventEntity;
+  readonly entityId: number;
+  /** Null when the write created the entity. */
+  readonly fromStatus: string | null;
+  readonly toStatus: string;
+  /** A few words, never member data; truncated to MAX_EVENT_REASON_LENGTH. */
+  readonly reason: string;
+  /** The operator's identity (principal.identity): what makes it an audit row. */
+  readonly actor: string;
+}
+
+/**
+ * The audit row of an operator's write that is not a guarded status transition (those record
+ * their actor themselves): a publish, a deactivation, the automation switch, members added.
+ * Call it in the write's own transaction, so the change and who made it commit together.
+ */
+export async function recordAuditEvent(db: Db, input: AuditEventInput): Promise<StatusEvent> {
+  return db
+    .insertInto("events")
+    .values({ ...input, reason: shortReason(input.reason) })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export interface AuditPageQuery {
+  /** Only rows with a larger id (0: from the start). */
+  readonly afterId: number;
+  readonly limit: number;
+  readonly actor?: string | undefined;
+  readonly batchId?: number | undefined;
+}
+
+/**
+ * The audit trail: events written on an operator's behalf (actor set), oldest first, a page at a
+ * time by id. Reads the partial index events_audit_idx (only rows with an actor), or with `batchId`
+ * the batch's timeline index.
+ */
+export async function listAuditEvents(db: Db, page: AuditPageQuery): Promise<StatusEvent[]> {
+  let query = db
+    .selectFrom("events")
+    .selectAll()
+    .where("actor", "is not", null)
+    .where("id", ">", page.afterId);
+  if (page.actor !== undefined) query = query.where("actor", "=", page.actor);
+  if (page.batchId !== undefined) query = query.where("batchId", "=", page.batchId);
+  return query.orderBy("id").limit(page.limit).execute();
+}

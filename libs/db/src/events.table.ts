@@ -1,8 +1,13 @@
 import type { Insertable, Selectable, GeneratedAlways } from "kysely";
 import type { CreatedAt } from "./column-types.ts";
 
-/** The kinds of rows whose status changes are recorded. */
-export type EventEntity = "batch" | "member" | "phase" | "step" | "init";
+/**
+ * The kinds of rows whose status changes are recorded. `runbook` and `automation` rows are audit
+ * only (migration 0011): an operator published or deactivated a runbook version (entity_id = the
+ * version's runbooks.id; to_status `active` / `inactive`) or switched automation (entity_id = the
+ * active version's id; `enabled` / `disabled`); their batch_id is null.
+ */
+export type EventEntity = "batch" | "member" | "phase" | "step" | "init" | "runbook" | "automation";
 
 /**
  * Append-only audit timeline: one row per status change, written in the same statement. A row

@@ -20,6 +20,10 @@ export type * from "./inits.table.ts";
 export type * from "./events.table.ts";
 export type * from "./outbox.table.ts";
 export type * from "./idempotency-keys.table.ts";
+export type * from "./api-idempotency-keys.table.ts";
+export type * from "./batch-source-fingerprints.table.ts";
+export type * from "./webhooks.table.ts";
+export * from "./notification-deliveries.table.ts";
 
 // Repositories: every function takes the Db (or a Transaction) first, so callers compose them.
 export * from "./runbooks.repository.ts";
@@ -37,6 +41,14 @@ export * from "./events.repository.ts";
 export * from "./rollback-events.ts";
 export * from "./member-counts.repository.ts";
 export * from "./batch-cancellation.ts";
+export * from "./batch-pause.repository.ts";
 export * from "./outbox.repository.ts";
 export * from "./runbook-deactivation.repository.ts";
 export * from "./operator-members.repository.ts";
+export * from "./batch-report.repository.ts";
+export * from "./api-idempotency-keys.repository.ts";
+export * from "./batch-duplicates.repository.ts";
+export * from "./webhooks.repository.ts";
+export * from "./notification-deliveries.repository.ts";
+export * from "./outcomes.repository.ts";
+export * from "./redrive.repository.ts";

@@ -29,3 +29,23 @@ export async function findMembersHoldingKeys(
     .orderBy("id")
     .execute();
 }
+
+/**
+ * The audit rows of members an operator added to a batch: one `member` event each (from_status
+ * null: created, to `active`) naming the operator, in ONE statement however many members (one
+ * array parameter), in the upload's transaction.
+ */
+export async function recordMembersAdded(
+  db: Db,
+  batchId: number,
+  memberIds: readonly number[],
+  actor: string,
+): Promise<void> {
+  if (memberIds.length === 0) return;
+  await sql`
+    INSERT INTO events (batch_id, entity, entity_id, from_status, to_status, reason, actor)
+    SELECT ${batchId}::int, 'member', member_id, NULL, 'active', 'added by operator', ${actor}::text
+    FROM unnest(${[...memberIds]}::int[]) AS added(member_id)
+    ORDER BY member_id
+  `.execute(db);
+}

@@ -1,5 +1,6 @@
 import { sql } from "kysely";
 import type { Db } from "./connection.ts";
+import { recordAuditEvent } from "./events.repository.ts";
 import { inTransaction } from "./in-transaction.ts";
 import type { OverdueBehavior, Runbook } from "./runbooks.table.ts";
 
@@ -9,6 +10,11 @@ export interface PublishRunbookInput {
   readonly overdueBehavior: OverdueBehavior;
   readonly rerunInit: boolean;
   readonly dataTableName?: string | null;
+  /**
+   * The operator publishing (admin API): recorded as an audit event (entity `runbook`, the new
+   * version's id, to_status `active`) in the same transaction.
+   */
+  readonly actor?: string;
 }
 
 /** First key of the two-key advisory lock: keeps our publish locks apart from anyone else's. */
@@ -36,7 +42,7 @@ export async function publishRunbook(db: Db, input: PublishRunbookInput): Promis
       .where("name", "=", input.name)
       .where("isActive", "=", true)
       .execute();
-    return trx
+    const published = await trx
       .insertInto("runbooks")
       .values({
         name: input.name,
@@ -49,6 +55,18 @@ export async function publishRunbook(db: Db, input: PublishRunbookInput): Promis
       })
       .returningAll()
       .executeTakeFirstOrThrow();
+    if (input.actor !== undefined) {
+      await recordAuditEvent(trx, {
+        batchId: null,
+        entity: "runbook",
+        entityId: published.id,
+        fromStatus: null,
+        toStatus: "active",
+        reason: `published ${published.name} version ${published.version}`,
+        actor: input.actor,
+      });
+    }
+    return published;
   });
 }
 

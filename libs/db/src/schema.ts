@@ -8,6 +8,10 @@ import type { OutboxTable } from "./outbox.table.ts";
 import type { PhaseExecutionsTable } from "./phases.table.ts";
 import type { RunbooksTable } from "./runbooks.table.ts";
 import type { StepExecutionsTable } from "./steps.table.ts";
+import type { ApiIdempotencyKeysTable } from "./api-idempotency-keys.table.ts";
+import type { BatchSourceFingerprintsTable } from "./batch-source-fingerprints.table.ts";
+import type { WebhooksTable } from "./webhooks.table.ts";
+import type { NotificationDeliveriesTable } from "./notification-deliveries.table.ts";
 
 /**
  * Every table, keyed by its camelCase name (CamelCasePlugin maps `batchMembers` to
@@ -24,4 +28,8 @@ export interface Database {
   events: EventsTable;
   outbox: OutboxTable;
   idempotencyKeys: IdempotencyKeysTable;
+  apiIdempotencyKeys: ApiIdempotencyKeysTable;
+  batchSourceFingerprints: BatchSourceFingerprintsTable;
+  webhooks: WebhooksTable;
+  notificationDeliveries: NotificationDeliveriesTable;
 }

@@ -86,6 +86,23 @@ export async function listStepsOfMemberPhases(
     .execute();
 }
 
+/**
+ * The (member, phase) pairs in which these members have a pending step: where a member that has
+ * just finished a phase may have work waiting in a later one (a redrive, issue 12). One probe of
+ * step_executions_member_status_idx per member.
+ */
+export async function listPendingMemberPhases(db: Db, memberIds: readonly number[]): Promise<MemberPhase[]> {
+  if (memberIds.length === 0) return [];
+  const rows = await db
+    .selectFrom("stepExecutions")
+    .select(["batchMemberId as memberId", "phaseExecutionId"])
+    .distinct()
+    .where("batchMemberId", "in", [...new Set(memberIds)])
+    .where("status", "=", "pending")
+    .execute();
+  return rows;
+}
+
 export async function getMembersByIds(db: Db, ids: readonly number[]): Promise<BatchMember[]> {
   if (ids.length === 0) return [];
   return db

@@ -265,12 +265,14 @@ describe("countPhaseMemberOutcomes", () => {
     expect(await countPhaseMemberOutcomes(db, seeded.phase.id)).toEqual({
       members: 3,
       succeeded: 1,
+      failed: 1,
       open: 1,
     });
     await finish(steps[1]!, "succeed");
     expect(await countPhaseMemberOutcomes(db, seeded.phase.id)).toEqual({
       members: 3,
       succeeded: 2,
+      failed: 1,
       open: 0,
     });
   });

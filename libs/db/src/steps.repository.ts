@@ -61,29 +61,33 @@ export async function phaseHasOpenSteps(db: Db, phaseExecutionId: number): Promi
 }
 
 /**
- * Members with steps in the phase, and those whose every step there succeeded (000: a phase is
- * completed when at least one member succeeded), in one aggregate query.
+ * Members with steps in the phase, those whose every step there succeeded (000: a phase is
+ * completed when at least one member succeeded), and those with a failed or timed-out step (the
+ * phase's outcome, issue 12; a member whose steps were only cancelled, e.g. removed, is neither),
+ * in one aggregate query.
  */
 export async function countPhaseMemberOutcomes(
   db: Db,
   phaseExecutionId: number,
-): Promise<{ members: number; succeeded: number; open: number }> {
+): Promise<{ members: number; succeeded: number; failed: number; open: number }> {
   // One statement, one snapshot: `open` is read together with the counts, so a caller that saw
   // no open step a moment ago (before phase-due committed the steps) cannot act on counts that
   // already include those new, still-open steps.
-  const row = await sql<{ members: number; succeeded: number; open: number }>`
+  const row = await sql<{ members: number; succeeded: number; failed: number; open: number }>`
     SELECT count(*)::int AS members,
            count(*) FILTER (WHERE all_succeeded)::int AS succeeded,
+           count(*) FILTER (WHERE any_failed)::int AS failed,
            count(*) FILTER (WHERE any_open)::int AS open
     FROM (
       SELECT bool_and(status = 'succeeded') AS all_succeeded,
+             bool_or(status IN ('failed', 'poll_timeout')) AS any_failed,
              bool_or(status IN ('pending', 'dispatched', 'polling')) AS any_open
       FROM step_executions
       WHERE phase_execution_id = ${phaseExecutionId}
       GROUP BY batch_member_id
     ) per_member
   `.execute(db);
-  return row.rows[0] ?? { members: 0, succeeded: 0, open: 0 };
+  return row.rows[0] ?? { members: 0, succeeded: 0, failed: 0, open: 0 };
 }
 
 /** By member, then step index. */

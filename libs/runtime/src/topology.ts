@@ -11,6 +11,8 @@ export const orchestratorEventsSubscription = {
   name: "orchestrator",
 } as const;
 export const workerResultsSubscription = { topic: topics.workerResults, name: "orchestrator" } as const;
+/** Not in 000: webhook notifications (issue 12), consumed by the orchestrator's notifier. */
+export const notificationsSubscription = { topic: topics.notifications, name: "notifier" } as const;
 
 export function workerJobsSubscription(workerId: string): Subscription {
   return {
@@ -23,6 +25,7 @@ export function workerJobsSubscription(workerId: string): Subscription {
 export async function declareStaticTopology(bus: MessageBus): Promise<void> {
   await bus.declareSubscription(orchestratorEventsSubscription);
   await bus.declareSubscription(workerResultsSubscription);
+  await bus.declareSubscription(notificationsSubscription);
 }
 
 export async function declareWorkerPools(bus: MessageBus, workerIds: Iterable<string>): Promise<void> {

@@ -21,6 +21,8 @@ export interface AdminApiOptions {
   readonly busReady: Promise<unknown>;
   readonly host: string;
   readonly port: number;
+  /** See AdminApiConfig.duplicateBatchWindowMinutes; default 10. */
+  readonly duplicateBatchWindowMinutes?: number;
 }
 
 export interface RunningAdminApi {
@@ -37,6 +39,7 @@ export async function startAdminApiService(options: AdminApiOptions): Promise<Ru
     logger,
     dataSources: options.dataSources,
     readiness: createReadiness({ db: options.db, busReady: options.busReady, logger }),
+    duplicateBatchWindowMinutes: options.duplicateBatchWindowMinutes,
   });
   const server = await new Promise<Server>((resolveServer, reject) => {
     const listening = app.listen(options.port, options.host, () => resolveServer(listening));

@@ -34,6 +34,8 @@ export interface RequestOptions {
   readonly token?: string | null;
   readonly body?: string;
   readonly type?: string;
+  /** More request headers, e.g. Idempotency-Key. */
+  readonly headers?: Record<string, string>;
 }
 
 export interface ApiHarness {
@@ -42,6 +44,8 @@ export interface ApiHarness {
   readonly runtime: EmbeddedRuntime;
   readonly adminToken: string;
   readonly readerToken: string;
+  /** An Operator token (identity operator@example.test): runs batches, cannot publish or switch automation. */
+  readonly operatorToken: string;
   /** Where `csv` sources' relative paths resolve. */
   readonly dataDir: string;
   /** The API's origin (routes outside /api: /healthz, /readyz, /problems). */
@@ -50,7 +54,15 @@ export interface ApiHarness {
   stop(): Promise<void>;
 }
 
-export async function startApiHarness(): Promise<ApiHarness> {
+export interface ApiHarnessOptions {
+  /**
+   * POST /api/batches' duplicate window (admin-api-config.ts). Default 0 (off): most suites upload
+   * the same CSV for many batches on purpose; the duplicate check's own tests turn it on.
+   */
+  readonly duplicateBatchWindowMinutes?: number;
+}
+
+export async function startApiHarness(options: ApiHarnessOptions = {}): Promise<ApiHarness> {
   const database: TestDatabase = await createTestDatabase();
   const dataDir = await mkdtemp(path.join(tmpdir(), "admin-api-test-"));
   const logger = createLogger({ level: "silent", name: "admin-api-test" });
@@ -73,8 +85,9 @@ export async function startApiHarness(): Promise<ApiHarness> {
     busReady: Promise.resolve(),
     host: "127.0.0.1",
     port: 0,
+    duplicateBatchWindowMinutes: options.duplicateBatchWindowMinutes ?? 0,
   });
-  const token = (role: "Admin" | "Reader") =>
+  const token = (role: "Admin" | "Operator" | "Reader") =>
     issueLocalToken({
       dataDir,
       issuer,
@@ -85,16 +98,18 @@ export async function startApiHarness(): Promise<ApiHarness> {
     });
   const adminToken = await token("Admin");
   const readerToken = await token("Reader");
+  const operatorToken = await token("Operator");
 
   return {
     db: database.db,
     runtime,
     adminToken,
     readerToken,
+    operatorToken,
     dataDir,
     url: api.url,
     async request(method, apiPath, options = {}) {
-      const headers: Record<string, string> = {};
+      const headers: Record<string, string> = { ...options.headers };
       const bearer = options.token === undefined ? adminToken : options.token;
       if (bearer !== null) headers.authorization = `Bearer ${bearer}`;
       if (options.type !== undefined) headers["content-type"] = options.type;

@@ -39,6 +39,8 @@ export function manualBatchScenarios(profile: RuntimeProfile): void {
         PORT: "0",
         LOG_LEVEL: "silent",
         MATOOLKIT_POLL_SWEEP_SECONDS: "5",
+        // These scenarios run members.csv as several batches on purpose: no duplicate window.
+        MATOOLKIT_DUPLICATE_BATCH_WINDOW_MINUTES: "0",
       });
       const token = (roles: Array<"Admin" | "Reader">) =>
         issueLocalToken({
@@ -237,6 +239,65 @@ export function manualBatchScenarios(profile: RuntimeProfile): void {
           .orderBy("id")
           .execute();
         expect(memberEvents).toEqual([{ fromStatus: "active", toStatus: "failed" }]);
+      });
+
+      it("pauses a batch mid-phase: nothing is dispatched while paused, and after resume it completes", async () => {
+        // A CSV of its own: the same CSV again within minutes would be refused as a double submit.
+        const created = await api("POST", "/batches?runbook=contoso-pilot", {
+          token: admin,
+          body: example("members.csv").replace("Adele Vance,", "Adele Vance (paused),"),
+          type: "text/csv",
+        });
+        expect(created.status).toBe(201);
+        const id = created.body.id as number;
+        expect((await api("POST", `/batches/${id}/advance`, { token: admin })).status).toBe(202);
+        await eventually(
+          () => batchStatus(id),
+          (b) => b.status === "active",
+          "init to finish",
+        );
+        expect((await api("POST", `/batches/${id}/advance`, { token: admin })).status).toBe(202);
+        const paused = await api("POST", `/batches/${id}/pause`, { token: admin });
+        expect(paused).toEqual({ status: 200, body: { batchId: id, status: "paused" } });
+        // Every dispatch commits before the pause or sees it (same process, same clock).
+        const pausedAt = new Date();
+        const { db } = database;
+        const steps = () =>
+          db
+            .selectFrom("stepExecutions")
+            .select(["status", "dispatchedAt"])
+            .where("batchId", "=", id)
+            .execute();
+        // The jobs already out finish; what comes after them waits.
+        const settled = await eventually(
+          steps,
+          (rows) => rows.every((row) => row.status !== "dispatched" && row.status !== "polling"),
+          "the jobs sent before the pause to finish",
+        );
+        for (const row of settled) {
+          if (row.dispatchedAt !== null) expect(row.dispatchedAt.getTime()).toBeLessThan(pausedAt.getTime());
+        }
+        expect((await batchStatus(id)).status).toBe("paused");
+        expect((await api("POST", `/batches/${id}/advance`, { token: admin })).body.detail).toMatch(
+          /is paused; resume it/,
+        );
+
+        const resumed = await api("POST", `/batches/${id}/resume`, { token: admin });
+        expect(resumed.status).toBe(200);
+        expect(resumed.body).toMatchObject({ batchId: id, status: "active" });
+        await eventually(
+          () => batchStatus(id),
+          (b) => b.phases[0].status !== "dispatched",
+          "pre-checks to finish after the resume",
+        );
+        expect((await api("POST", `/batches/${id}/advance`, { token: admin })).status).toBe(202);
+        await eventually(
+          () => batchStatus(id),
+          (b) => b.status === "completed" || b.status === "failed",
+          "the batch to end",
+        );
+        expect((await batchStatus(id)).status).toBe("completed");
+        expect(new Set((await steps()).map((row) => row.status))).toEqual(new Set(["succeeded"]));
       });
 
       it("dead-letters a malformed message with its reason, and keeps serving", async () => {

@@ -253,7 +253,8 @@ describe("matoolkit CLI against the embedded system", { timeout: 120_000 }, () =
       const detail = await cli("batch", "get", id);
       expectOk(detail);
       expect(detail.stdout).toMatch(/^Status: +completed$/m);
-      expect(detail.stdout).toMatch(/^\s+1\s+cutover\s+completed\s+-\s+3\/3 succeeded/m);
+      expect(detail.stdout).toMatch(/^Outcome: +succeeded \(3 succeeded, 0 failed\)$/m);
+      expect(detail.stdout).toMatch(/^\s+1\s+cutover\s+completed\s+succeeded\s+-\s+3\/3 succeeded/m);
 
       const members = await cli("batch", "members", id);
       expectOk(members);
@@ -292,7 +293,7 @@ describe("matoolkit CLI against the embedded system", { timeout: 120_000 }, () =
       const listed = await cli("batch", "list", "--limit", "1");
       expectOk(listed);
       expect(listed.stdout).toMatch(
-        new RegExp(`^\\s*${batchId}\\s+contoso-pilot v2\\s+completed\\s+yes\\s`, "m"),
+        new RegExp(`^\\s*${batchId}\\s+contoso-pilot v2\\s+completed\\s+succeeded\\s+yes\\s`, "m"),
       );
     });
 
@@ -363,6 +364,40 @@ describe("matoolkit CLI against the embedded system", { timeout: 120_000 }, () =
       expect(events.map((e) => e.id)).toEqual([...events.map((e) => e.id)].sort((a, b) => a - b));
     });
 
+    it("pauses a running batch and resumes it (a second pause is refused)", async () => {
+      const file = join(scratch, "pause.csv");
+      writeFileSync(
+        file,
+        [
+          "UserPrincipalName,DisplayName,TargetEmail,ProxyAddresses,MigrationDate,PreCheck",
+          "megan.bowen@contoso.test,Megan Bowen,megan@fabrikam.test,,2026-12-05T09:00:00Z,Echo",
+        ].join("\n"),
+      );
+      const id = String((await json("batch", "create", "contoso-pilot", file)).id);
+      expectOk(await cli("batch", "advance", id));
+      await until(["batch", "get", id], (b) => b.status === "active", "init to finish");
+
+      const paused = await cli("batch", "pause", id);
+      expectOk(paused);
+      expect(paused.stdout).toBe(
+        `Batch ${id} paused: jobs already sent finish, nothing new is sent.\nNext: matoolkit batch resume ${id}\n`,
+      );
+      expect((await json("batch", "get", id)).status).toBe("paused");
+      const again = await cli("batch", "pause", id);
+      expect(again.code).toBe(1);
+      expect(again.stderr).toMatch(/^error state\.conflict: batch \d+ is paused; .+\n$/);
+
+      expect(await json("batch", "resume", id)).toEqual({
+        batchId: Number(id),
+        status: "active",
+        resent: { phases: 0, pollChecks: 0, retryChecks: 0 },
+      });
+      const resumedAgain = await cli("batch", "resume", id);
+      expect(resumedAgain.code).toBe(1);
+      expect(resumedAgain.stderr).toMatch(/^error state\.conflict: batch \d+ is active; .+\n$/);
+      expectOk(await cli("batch", "cancel", id));
+    });
+
     it("lists every member of a batch larger than a page, 500 per request, and the first n with --limit", async () => {
       const count = 1203;
       const file = join(scratch, "many.csv");
@@ -423,6 +458,42 @@ describe("matoolkit CLI against the embedded system", { timeout: 120_000 }, () =
       const refused = await cli("batch", "members", id, "--limit", "0");
       expect(refused.code).toBe(2);
       expect(refused.stderr).toMatch(/--limit/);
+    });
+  });
+
+  describe("webhooks", () => {
+    it("adds one (secret shown once), lists it, pings it, shows its deliveries and removes it", async () => {
+      const added = await cli(
+        "webhook",
+        "add",
+        "http://127.0.0.1:9/hook",
+        "--events",
+        "batch.completed,member.failed",
+      );
+      expectOk(added);
+      const secret = /^Secret: +(\S+)$/m.exec(added.stdout)?.[1];
+      expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      const id = /^Webhook: +(\d+)$/m.exec(added.stdout)?.[1] ?? "";
+
+      const list = await cli("webhook", "list");
+      expectOk(list);
+      expect(list.stdout).toMatch(
+        new RegExp(`^\\s*${id}\\s+\\*\\s+batch\\.completed,member\\.failed\\s+yes\\s`, "m"),
+      );
+      expect(list.stdout).not.toContain(secret);
+
+      const ping = await cli("webhook", "test", id);
+      expectOk(ping);
+      expect(ping.stdout).toMatch(/^Ping queued as delivery \d+\.$/m);
+      const deliveries = await json("webhook", "deliveries", id);
+      expect(deliveries.items.map((d: any) => d.event)).toEqual(["ping"]);
+
+      const refused = await cli("webhook", "add", "http://127.0.0.1:9/hook", "--events", "batch.done");
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain("--events");
+
+      expectOk(await cli("webhook", "remove", id));
+      expect(await json("webhook", "list")).toEqual([]);
     });
   });
 

@@ -4,6 +4,7 @@ import { registerAutomationCommands } from "./commands/automation.commands.ts";
 import { registerBatchCommands } from "./commands/batch.commands.ts";
 import { registerConfigCommands } from "./commands/config.commands.ts";
 import { registerRunbookCommands } from "./commands/runbook.commands.ts";
+import { registerWebhookCommands } from "./commands/webhook.commands.ts";
 import type { CommandRuntime } from "./commands/action.ts";
 import { configKeyNames, configKeys } from "./config/config-keys.ts";
 import type { CliContext } from "./context.ts";
@@ -51,5 +52,6 @@ function buildProgram(runtime: CommandRuntime): Command {
   registerBatchCommands(program, runtime);
   registerAuthCommands(program, runtime);
   registerConfigCommands(program, runtime);
+  registerWebhookCommands(program, runtime);
   return program;
 }

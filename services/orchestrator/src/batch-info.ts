@@ -1,5 +1,11 @@
-import { getBatchesByIds, getBatchWithRunbook, type Db } from "@matoolkit/db";
-import { buildTemplateVariables, type BatchStatus } from "@matoolkit/domain";
+import {
+  getBatchesByIds,
+  getBatchWithRunbook,
+  lockBatchesForShare,
+  lockBatchesOfExecutionsForShare,
+  type Db,
+} from "@matoolkit/db";
+import { buildTemplateVariables, type BatchStatus, type ExecutionAddress } from "@matoolkit/domain";
 
 /** What the orchestrator needs to know about a batch to dispatch its work. */
 export interface BatchInfo {
@@ -17,6 +23,38 @@ export async function loadBatchInfo(db: Db, batchId: number): Promise<BatchInfo 
 /** Several batches in one query, by id. */
 export async function loadBatchInfos(db: Db, batchIds: readonly number[]): Promise<Map<number, BatchInfo>> {
   const rows = await getBatchesByIds(db, batchIds);
+  return new Map(rows.map((row) => [row.id, toBatchInfo(row)]));
+}
+
+/**
+ * Several batches in one statement, each row locked FOR SHARE until the transaction ends (see
+ * lockBatchesForShare). Every transaction that may send a worker job reads its batches this way
+ * BEFORE it locks an execution row, so a pause is race-free: it either waits for that transaction
+ * (whose jobs were already out when the batch paused) or commits first, and the transaction then
+ * reads `paused` and sends nothing.
+ */
+export async function lockBatchInfos(db: Db, batchIds: readonly number[]): Promise<Map<number, BatchInfo>> {
+  const rows = await lockBatchesForShare(db, batchIds);
+  return new Map(rows.map((row) => [row.id, toBatchInfo(row)]));
+}
+
+/** One batch, locked as lockBatchInfos does. */
+export async function lockBatchInfo(db: Db, batchId: number): Promise<BatchInfo | undefined> {
+  return (await lockBatchInfos(db, [batchId])).get(batchId);
+}
+
+/**
+ * The batches of these executions, locked as lockBatchInfos does, in ONE statement: a group of
+ * worker results (the hot path) locks its batches before any of its execution rows.
+ */
+export async function lockBatchInfosOfExecutions(
+  db: Db,
+  executions: readonly ExecutionAddress[],
+): Promise<Map<number, BatchInfo>> {
+  const rows = await lockBatchesOfExecutionsForShare(db, {
+    stepIds: executions.filter((execution) => execution.kind === "step").map((execution) => execution.id),
+    initIds: executions.filter((execution) => execution.kind === "init").map((execution) => execution.id),
+  });
   return new Map(rows.map((row) => [row.id, toBatchInfo(row)]));
 }
 

@@ -1,5 +1,7 @@
 import {
+  countBatchMemberEnds,
   getPhase,
+  inTransaction,
   listPhases,
   countPhaseMemberOutcomes,
   phaseHasOpenSteps,
@@ -7,8 +9,9 @@ import {
   transitionPhase,
   type Db,
 } from "@matoolkit/db";
-import { phaseMachine } from "@matoolkit/domain";
+import { outcomeOf, phaseMachine, type Outcome } from "@matoolkit/domain";
 import type { FollowUps, OrchestratorContext } from "./context.ts";
+import { notifyBatchEnded, notifyPhaseEnded } from "./notifications/notify.ts";
 
 /** Runs the completion checks a handler asked for, each in its own short transaction, after commit. */
 export async function runFollowUps(ctx: OrchestratorContext, followUps: FollowUps): Promise<void> {
@@ -46,27 +49,84 @@ export async function checkPhaseCompletion(db: Db, phaseId: number): Promise<num
   if (phase.stepsCreatedAt === null) return undefined;
   // Runs after every result: one index probe while any step is open, the aggregate only once.
   if (await phaseHasOpenSteps(db, phaseId)) return undefined;
-  const { members, succeeded, open } = await countPhaseMemberOutcomes(db, phaseId);
-  // No steps yet: phase-due has not created them (the admin API marks the phase dispatched before
-  // publishing it). phase-due itself closes a phase that has no member to run.
-  if (members === 0) return undefined;
-  // Steps committed by phase-due between the probe above and this count: still running. (Found
-  // by the Dapr end-to-end runs, where phase-due arrives later: a phase closed as failed while
-  // its steps had just been created.)
-  if (open > 0) return undefined;
-  const event = succeeded > 0 ? "complete" : "fail";
-  const reason = `${succeeded} of ${members} members succeeded`;
-  const won = await transitionPhase(db, phaseId, event, { reason });
-  return won === undefined ? undefined : phase.batchId;
+  // The end, its outcome and its notification commit together (issue 12): a reader never sees a
+  // completed phase without its outcome, and the notification goes out iff this check won.
+  return inTransaction(db, async (trx) => {
+    const { members, succeeded, failed, open } = await countPhaseMemberOutcomes(trx, phaseId);
+    // No steps yet: phase-due has not created them (the admin API marks the phase dispatched
+    // before publishing it). phase-due itself closes a phase that has no member to run.
+    if (members === 0) return undefined;
+    // Steps committed by phase-due between the probe above and this count: still running. (Found
+    // by the Dapr end-to-end runs, where phase-due arrives later: a phase closed as failed while
+    // its steps had just been created.)
+    if (open > 0) return undefined;
+    const event = succeeded > 0 ? "complete" : "fail";
+    // `complete` iff some member succeeded, so outcomeOf never says `failed` for a completed phase.
+    const outcome = outcomeOf({ succeeded, failed });
+    const won = await transitionPhase(trx, phaseId, event, {
+      reason: `${succeeded} of ${members} members succeeded`,
+      set: { outcome, succeededMembers: succeeded, failedMembers: failed },
+    });
+    if (won === undefined) return undefined;
+    await notifyPhaseEnded(trx, {
+      phase: { ...won, status: event === "complete" ? "completed" : "failed" },
+      batchId: won.batchId,
+      outcome,
+      counts: { succeededMembers: succeeded, failedMembers: failed },
+      at: new Date(),
+    });
+    return won.batchId;
+  });
 }
 
-/** 000 CheckBatchCompletionAsync: all phases terminal → completed if any phase completed, else failed. */
+/**
+ * 000 CheckBatchCompletionAsync: all phases terminal → completed if any phase completed, else
+ * failed. The outcome and member counts are stamped by the same statement, and the notification
+ * queued in the same transaction.
+ */
 export async function checkBatchCompletion(db: Db, batchId: number): Promise<boolean> {
   const phases = await listPhases(db, batchId);
   if (phases.length === 0 || phases.some((phase) => !phaseMachine.isTerminal(phase.status))) return false;
   const completed = phases.filter((phase) => phase.status === "completed").length;
-  const won = await transitionBatch(db, batchId, completed > 0 ? "complete" : "fail", {
-    reason: `${completed} of ${phases.length} phases completed`,
+  const event = completed > 0 ? "complete" : "fail";
+  return inTransaction(db, async (trx) => {
+    const members = await countBatchMemberEnds(trx, batchId);
+    const end = batchEnd(event, members, phases);
+    const won = await transitionBatch(trx, batchId, event, {
+      reason: `${completed} of ${phases.length} phases completed`,
+      set: { outcome: end.outcome, succeededMembers: end.succeeded, failedMembers: end.failed },
+    });
+    if (won === undefined) return false;
+    await notifyBatchEnded(trx, {
+      batchId,
+      status: event === "complete" ? "completed" : "failed",
+      outcome: end.outcome,
+      counts: { succeededMembers: end.succeeded, failedMembers: end.failed },
+      at: new Date(),
+    });
+    return true;
   });
-  return won !== undefined;
+}
+
+/**
+ * A batch's outcome (issue 12; ARCHITECTURE "Outcomes"). Succeeded members are those still
+ * `active` at the end, i.e. through every phase, and only a completed batch has any; failed ones
+ * are those a step failure isolated. `failed` status ⇔ `failed` outcome. A completed batch
+ * succeeded when no member failed and every phase that ran succeeded for all its members; any
+ * failed member or any phase short of `succeeded` makes it `partially_succeeded` (some phase
+ * completed, so something was done, even if no single member went all the way).
+ */
+export function batchEnd(
+  event: "complete" | "fail",
+  members: { readonly active: number; readonly failed: number },
+  phases: readonly { readonly status: string; readonly outcome: Outcome | null }[],
+): { outcome: Outcome; succeeded: number; failed: number } {
+  if (event === "fail") return { outcome: "failed", succeeded: 0, failed: members.failed };
+  // A phase ended before outcomes existed (migration 0009) has none: it counts by its status.
+  const phaseShort = phases.some(
+    (phase) =>
+      phase.status === "failed" || phase.outcome === "partially_succeeded" || phase.outcome === "failed",
+  );
+  const outcome = members.failed === 0 && !phaseShort ? "succeeded" : "partially_succeeded";
+  return { outcome, succeeded: members.active, failed: members.failed };
 }

@@ -1,6 +1,7 @@
 import type { ExecutionRow } from "./executions.ts";
 import {
   cancelOpenStepsOfMember,
+  countBatchMemberEnds,
   getMember,
   getPhase,
   listInitsByBatch,
@@ -12,6 +13,8 @@ import {
 } from "@matoolkit/db";
 import { reasonCodes, resolveStep, TemplateResolutionError } from "@matoolkit/domain";
 import { variablesFor, type BatchInfo } from "./batch-info.ts";
+import { batchEnd } from "./completion.ts";
+import { notifyBatchEnded, notifyMemberFailed } from "./notifications/notify.ts";
 import type { HandlerScope } from "./context.ts";
 import { transitionExecution, type ExecutionRef } from "./executions.ts";
 import { sendSelfCheck, sendUntrackedJob } from "./outgoing.ts";
@@ -65,7 +68,22 @@ export async function handleTerminalFailure(
     for (const init of await listInitsByBatch(trx, batch.id, row.runbookVersion ?? undefined)) {
       if (init.status === "pending") await transitionInit(trx, init.id, "cancel", { reason: "init failed" });
     }
-    await transitionBatch(trx, batch.id, "fail", { reason: `init step ${row.stepName} failed` });
+    // Its outcome is `failed` (no phase ran), stamped by the same statement; the notification
+    // commits with it (issue 12).
+    const end = batchEnd("fail", await countBatchMemberEnds(trx, batch.id), []);
+    const failed = await transitionBatch(trx, batch.id, "fail", {
+      reason: `init step ${row.stepName} failed`,
+      set: { outcome: end.outcome, succeededMembers: end.succeeded, failedMembers: end.failed },
+    });
+    if (failed !== undefined) {
+      await notifyBatchEnded(trx, {
+        batchId: batch.id,
+        status: "failed",
+        outcome: end.outcome,
+        counts: { succeededMembers: end.succeeded, failedMembers: end.failed },
+        at: scope.now(),
+      });
+    }
     return;
   }
   const member = row.batchMemberId === null ? undefined : await getMember(trx, row.batchMemberId);
@@ -76,19 +94,38 @@ export async function handleTerminalFailure(
     runbookVersion: phase.runbookVersion,
     variables: variablesFor(batch, member),
   });
-  await failMember(scope, { memberId: member.id, reason: `step ${row.stepName} failed` });
+  await failMember(scope, {
+    memberId: member.id,
+    reason: `step ${row.stepName} failed`,
+    step: { name: row.stepName, errorCode: row.errorCode },
+  });
 }
 
 /** 000 HandleMemberFailureAsync: member failed, every non-terminal step of it in every phase cancelled. */
 export async function failMember(
   scope: HandlerScope,
-  args: { memberId: number; reason: string },
+  args: {
+    memberId: number;
+    reason: string;
+    /** The step whose failure isolates the member, for the member.failed notification. */
+    step?: { name: string; errorCode: string | null };
+  },
 ): Promise<void> {
   const { trx } = scope;
-  await transitionMember(trx, args.memberId, "fail", { reason: args.reason });
+  const failed = await transitionMember(trx, args.memberId, "fail", { reason: args.reason });
   await cancelOpenStepsOfMember(trx, args.memberId, "member failed");
   const member = await getMember(trx, args.memberId);
   if (member !== undefined) scope.followUps.batchIds.add(member.batchId);
+  // Only the transition's winner notifies, in its transaction (issue 12).
+  if (failed !== undefined && member !== undefined) {
+    await notifyMemberFailed(trx, {
+      batchId: member.batchId,
+      memberId: member.id,
+      stepName: args.step?.name ?? null,
+      errorCode: args.step?.errorCode ?? null,
+      at: scope.now(),
+    });
+  }
 }
 
 /**

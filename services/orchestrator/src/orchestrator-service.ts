@@ -24,11 +24,13 @@ import { inHandlerTransaction } from "./handler-transaction.ts";
 import { handleBatchInit } from "./handlers/batch-init.ts";
 import { handlePollCheck, handleRetryCheck } from "./handlers/checks.ts";
 import { handleMemberAdded, handleMemberRemoved } from "./handlers/members.ts";
+import { handleMemberRedriven } from "./handlers/member-redriven.ts";
 import { DEFAULT_PHASE_START_CHUNK, handlePhaseDue } from "./handlers/phase-due.ts";
 import { handleWorkerResults } from "./handlers/worker-results.ts";
 import { RunbookCache } from "./runbook-cache.ts";
 import { timeOutStuckExecutions } from "./stuck-executions.ts";
 import { createBatchWorkflowHost } from "./workflow/batch-workflow-host.ts";
+import { startNotifier, type NotifierOptions } from "./notifications/notifier.ts";
 
 export interface OrchestratorOptions {
   readonly db: Db;
@@ -38,6 +40,8 @@ export interface OrchestratorOptions {
   readonly now?: () => Date;
   /** Members whose phase steps are created and started per transaction (default 500). */
   readonly phaseStartChunk?: number;
+  /** Webhook delivery settings (issue 12); the notifier always runs, these only tune it (tests). */
+  readonly notifier?: NotifierOptions;
   /** Batch progression (one durable workflow per batch); absent only in handler-level tests. */
   readonly workflows?: {
     readonly engine: WorkflowEngine;
@@ -104,10 +108,15 @@ export async function startOrchestratorService(options: OrchestratorOptions): Pr
     { ...workerResultsSubscription, concurrency: Math.max(concurrency, RESULTS_IN_FLIGHT) },
     (delivery) => results.submit(parseResult(delivery)),
   );
+  // Webhook notifications (issue 12): the notifications topic, on its own subscription.
+  const notifier = await startNotifier({ db: options.db, bus: options.bus, logger }, options.notifier);
   return {
     ...ctx,
     startWorkflows: async () => host?.start(),
-    stop: async () => host?.stop(),
+    stop: async () => {
+      notifier.stop();
+      await host?.stop();
+    },
   };
 }
 
@@ -166,6 +175,8 @@ function route(
       return handleMemberAdded(scope, event.body);
     case "member-removed":
       return handleMemberRemoved(scope, event.body);
+    case "member-redriven":
+      return handleMemberRedriven(scope, event.body);
     case "poll-check":
       return handlePollCheck(scope, event.body);
     case "retry-check":

@@ -3,6 +3,7 @@ import {
   getMembersByIds,
   getPhasesByIds,
   listInitsByBatch,
+  listPendingMemberPhases,
   listStepsOfMemberPhases,
   transitionBatch,
   type MemberPhase,
@@ -12,7 +13,7 @@ import {
 } from "@matoolkit/db";
 import { jobIdFor } from "@matoolkit/domain";
 import type { BatchInfo } from "./batch-info.ts";
-import { loadBatchInfos, variablesFor } from "./batch-info.ts";
+import { lockBatchInfos, variablesFor } from "./batch-info.ts";
 import type { HandlerScope } from "./context.ts";
 import { dispatchExecution, failToDispatch, nextDispatchable, resolveCall } from "./dispatch.ts";
 import { handleTerminalFailure } from "./failure.ts";
@@ -23,7 +24,49 @@ export type { MemberPhase };
 /** Rows the caller has already read in this transaction, so they are not read again. */
 export interface KnownRows {
   readonly phases?: ReadonlyMap<number, PhaseExecution>;
+  /**
+   * Read under lockBatchInfos (FOR SHARE) in this transaction, before any execution row was
+   * locked: the status must stay what it says until the commit (see acceptsDispatch).
+   */
   readonly batches?: ReadonlyMap<number, BatchInfo>;
+}
+
+/**
+ * Whether the batch's work may be sent to workers now. A paused batch sends nothing (issue 12):
+ * its running jobs finish and their results are recorded, but the next steps stay pending until
+ * the resume starts them; an ended batch has nothing left to send. Callers read the status under
+ * the batch's share lock, so a pause committing meanwhile cannot slip between read and send.
+ */
+export function acceptsDispatch(batch: BatchInfo): boolean {
+  switch (batch.status) {
+    case "detected":
+    case "init_dispatched":
+    case "active":
+      return true;
+    case "paused":
+    case "completed":
+    case "failed":
+    case "cancelled":
+      return false;
+    default: {
+      const unreachable: never = batch.status;
+      throw new Error(`unknown batch status ${String(unreachable)}`);
+    }
+  }
+}
+
+/**
+ * The chain's next execution to start now: nextDispatchable, unless it is a retry whose
+ * retry_after has not come yet. Its retry-check dispatches it then; starting it early (a
+ * duplicate phase-due, the phase restart a resume sends) would cut the retry interval short.
+ */
+export function nextToStart<T extends { status: string; stepIndex: number; retryAfter: Date | null }>(
+  chain: readonly T[],
+  now: Date,
+): T | undefined {
+  const next = nextDispatchable(chain);
+  if (next?.retryAfter != null && next.retryAfter.getTime() > now.getTime()) return undefined;
+  return next;
 }
 
 /**
@@ -52,16 +95,20 @@ export async function advanceMembers(
   const batches = await completeMap(
     known.batches,
     unique([...phases.values()].map((phase) => phase.batchId)),
-    (ids) => loadBatchInfos(trx, ids),
+    (ids) => lockBatchInfos(trx, ids),
   );
   // A completed phase still progresses: a member that joined after it completed gets catch-up
   // steps in it (000 "Member Catch-Up Protocol": phases "dispatched or completed"), and they
   // must be dispatched, not left pending forever. Other phase states never have runnable steps.
+  // A paused batch's members start nothing: the resume starts them (see acceptsDispatch).
   const runnable = uniquePairs(pairs).filter((pair) => {
     const phase = phases.get(pair.phaseExecutionId);
+    const batch = phase === undefined ? undefined : batches.get(phase.batchId);
     return (
       members.get(pair.memberId)?.status === "active" &&
-      (phase?.status === "dispatched" || phase?.status === "completed")
+      (phase?.status === "dispatched" || phase?.status === "completed") &&
+      batch !== undefined &&
+      acceptsDispatch(batch)
     );
   });
   if (runnable.length === 0) return;
@@ -75,7 +122,7 @@ export async function advanceMembers(
     error: Parameters<typeof failToDispatch>[2];
   }[] = [];
   for (const pair of runnable) {
-    const next = nextDispatchable(chains.get(pairKey(pair)) ?? []);
+    const next = nextToStart(chains.get(pairKey(pair)) ?? [], scope.now());
     if (next === undefined) continue;
     const phase = phases.get(pair.phaseExecutionId)!;
     const batch = batches.get(phase.batchId);
@@ -125,6 +172,54 @@ export async function advanceMembers(
     const failed = await failToDispatch(scope, ref, error);
     if (failed !== undefined) await handleTerminalFailure(scope, { ref, row: failed, batch });
   }
+  const finished = runnable.filter((pair) => {
+    const chain = chains.get(pairKey(pair)) ?? [];
+    return chain.length > 0 && chain.every((step) => step.status === "succeeded");
+  });
+  await startNextPhases(scope, finished, { phases, batches });
+}
+
+/**
+ * A member that has just finished its chain in a phase starts its waiting chain in the next
+ * phase that has run (issue 12). Only a redrive leaves such work: it reopens the member's steps
+ * in every phase it missed, and starts the first one only (member-redriven.ts), so the member runs
+ * its phases in order, as the batch did: a cutover never starts before its pre-checks passed
+ * again. Elsewhere a later phase's chain has started already (phase-due), and this finds nothing.
+ */
+async function startNextPhases(
+  scope: HandlerScope,
+  finished: readonly MemberPhase[],
+  known: { phases: ReadonlyMap<number, PhaseExecution>; batches: ReadonlyMap<number, BatchInfo> },
+): Promise<void> {
+  if (finished.length === 0) return;
+  const waiting = await listPendingMemberPhases(
+    scope.trx,
+    finished.map((pair) => pair.memberId),
+  );
+  if (waiting.length === 0) return;
+  const phases = await completeMap(
+    known.phases,
+    unique(waiting.map((pair) => pair.phaseExecutionId)),
+    (ids) => getPhasesByIds(scope.trx, ids).then(byId),
+  );
+  const next = new Map<number, { pair: MemberPhase; sequence: number }>();
+  for (const done of finished) {
+    const from = phases.get(done.phaseExecutionId);
+    if (from === undefined) continue;
+    for (const pair of waiting) {
+      const phase = phases.get(pair.phaseExecutionId);
+      if (pair.memberId !== done.memberId || phase === undefined) continue;
+      if (phase.batchId !== from.batchId || phase.sequence <= from.sequence) continue;
+      const current = next.get(pair.memberId);
+      if (current === undefined || phase.sequence < current.sequence)
+        next.set(pair.memberId, { pair, sequence: phase.sequence });
+    }
+  }
+  await advanceMembers(
+    scope,
+    [...next.values()].map((entry) => entry.pair),
+    { phases, batches: known.batches },
+  );
 }
 
 /** One member, one phase: the catch-up and single-result paths. */
@@ -145,7 +240,9 @@ export async function advanceInit(
     await transitionBatch(scope.trx, args.batch.id, "activate", { reason: "init complete" });
     return;
   }
-  const next = nextDispatchable(inits);
+  // Paused (a version transition's rerun init): the resume sends its check.
+  if (!acceptsDispatch(args.batch)) return;
+  const next = nextToStart(inits, scope.now());
   if (next === undefined) return;
   const ref = { kind: "init", id: next.id } as const;
   const outcome = await dispatchExecution(scope, {

@@ -16,6 +16,7 @@ import {
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { createFunctionRegistry, startWorkerService, type WorkerService } from "@matoolkit/worker";
 import type { OrchestratorContext } from "./context.ts";
+import type { NotifierOptions } from "./notifications/notifier.ts";
 import {
   handleOrchestratorEvent,
   processWorkerResults,
@@ -45,7 +46,12 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
-export async function startHarness(): Promise<Harness> {
+export interface HarnessOptions {
+  /** Webhook delivery settings (short backoff, a test clock) for notification scenarios. */
+  readonly notifier?: NotifierOptions;
+}
+
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const database: TestDatabase = await createTestDatabase();
   const logger = createLogger({ level: "silent", name: "test" });
   // The services get a pool of their own, sized like a service's: the relay needs two connections
@@ -72,6 +78,7 @@ export async function startHarness(): Promise<Harness> {
       bus: runtime.bus,
       logger,
       phaseStartChunk: 2,
+      ...(options.notifier === undefined ? {} : { notifier: options.notifier }),
     });
     const functions = createScenarioFunctions();
     worker = await startWorkerService({

@@ -97,10 +97,12 @@ describe("0001_initial", () => {
   it("can be rolled back and applied again", async () => {
     const scratch = await createTestDatabase();
     try {
-      const migration = migrations["0001_initial"]!;
-      await migration.down!(scratch.db);
+      // Later migrations' tables reference 0001's (batch_source_fingerprints → batches): roll
+      // them back first, newest first, as the migrator would.
+      const names = Object.keys(migrations).sort();
+      for (const name of [...names].reverse()) await migrations[name]!.down!(scratch.db);
       expect(await tablesPresent(scratch.db)).toEqual([]);
-      await migration.up(scratch.db);
+      for (const name of names) await migrations[name]!.up(scratch.db);
       expect(await tablesPresent(scratch.db)).toEqual(TABLES);
     } finally {
       await scratch.drop();

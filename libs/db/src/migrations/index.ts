@@ -8,6 +8,8 @@ import { readModelsMigration } from "./0006_read_models.ts";
 import { membersPageMigration } from "./0007_members_page.ts";
 import { phaseStepsCreatedMigration } from "./0008_phase_steps_created.ts";
 import { operationsMigration } from "./0009_operations.ts";
+import { operatorIdempotencyMigration } from "./0011_operator_idempotency.ts";
+import { notificationsMigration } from "./0010_notifications.ts";
 
 /** Applied in key order by migrate.ts; names sort lexically, hence the zero-padded prefix. */
 export const migrations: Record<string, Migration> = {
@@ -20,4 +22,6 @@ export const migrations: Record<string, Migration> = {
   "0007_members_page": membersPageMigration,
   "0008_phase_steps_created": phaseStepsCreatedMigration,
   "0009_operations": operationsMigration,
+  "0011_operator_idempotency": operatorIdempotencyMigration,
+  "0010_notifications": notificationsMigration,
 };

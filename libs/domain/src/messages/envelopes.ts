@@ -2,6 +2,7 @@ import type {
   BatchChangedMessage,
   BatchInitMessage,
   MemberAddedMessage,
+  MemberRedrivenMessage,
   MemberRemovedMessage,
   OrchestratorEventType,
   PhaseDueMessage,
@@ -80,6 +81,15 @@ export function phaseDueEnvelope(body: PhaseDueMessage): MessageEnvelope {
   return orchestratorEvent("phase-due", `phase-due:${body.PhaseExecutionId}`, body);
 }
 
+/**
+ * The phase-due a resume sends (issue 12): one per phase and resume, `resume` being how many
+ * times the batch has been resumed, so the bus never drops it as a duplicate of the phase's first
+ * phase-due (which arrived while paused and started nothing) nor of an earlier resume's.
+ */
+export function phaseResumeEnvelope(body: PhaseDueMessage, resume: number): MessageEnvelope {
+  return orchestratorEvent("phase-due", `phase-due:${body.PhaseExecutionId}:resume-${resume}`, body);
+}
+
 /** One member-added per member row (a re-added member is a new row). */
 export function memberAddedEnvelope(body: MemberAddedMessage): MessageEnvelope {
   return orchestratorEvent("member-added", `member-added:${body.BatchMemberId}`, body);
@@ -87,6 +97,14 @@ export function memberAddedEnvelope(body: MemberAddedMessage): MessageEnvelope {
 
 export function memberRemovedEnvelope(body: MemberRemovedMessage): MessageEnvelope {
   return orchestratorEvent("member-removed", `member-removed:${body.BatchMemberId}`, body);
+}
+
+/**
+ * One member-redriven per redrive of a member: `redrive` is the member's redrive count (1 for its
+ * first), so a second redrive is not dropped as a duplicate of the first.
+ */
+export function memberRedrivenEnvelope(body: MemberRedrivenMessage, redrive: number): MessageEnvelope {
+  return orchestratorEvent("member-redriven", `member-redriven:${body.BatchMemberId}:${redrive}`, body);
 }
 
 /** A nudge: unique per call, since two nudges in one dedupe window must both arrive. */
@@ -111,6 +129,20 @@ export function selfCheckEnvelope(
   // their own, or the bus would drop them as duplicates of the first run's.
   const run = redriveCount > 0 ? `redrive-${redriveCount}:` : "";
   return orchestratorEvent(type, `${type}:${execution.kind}:${execution.id}:${run}${attempt}`, body, at);
+}
+
+/**
+ * The poll-check / retry-check a resume sends again (issue 12) for an execution's attempt, with
+ * an id of its own per resume: the original check was delivered while paused and did nothing,
+ * and the bus would drop a second one with the same id.
+ */
+export function resumeCheckEnvelope(
+  type: Extract<OrchestratorEventType, "poll-check" | "retry-check">,
+  execution: ExecutionAddress,
+  args: { attempt: number; resume: number; at?: Date; redriveCount?: number },
+): MessageEnvelope {
+  const original = selfCheckEnvelope(type, execution, args.attempt, args.at, args.redriveCount);
+  return { ...original, messageId: `${original.messageId}:resume-${args.resume}` };
 }
 
 /** One message per job id (so per attempt), routed to its worker pool. */

@@ -160,7 +160,7 @@ describe("camelCase bodies (001 style)", () => {
 });
 
 describe("isOrchestratorEventType", () => {
-  it("accepts exactly the six orchestrator-events types of 000 and the internal batch-changed nudge", () => {
+  it("accepts exactly the six orchestrator-events types of 000 and the internal batch-changed and member-redriven", () => {
     const types = [
       "batch-init",
       "phase-due",
@@ -169,6 +169,7 @@ describe("isOrchestratorEventType", () => {
       "poll-check",
       "retry-check",
       "batch-changed",
+      "member-redriven",
     ];
     expect([...orchestratorEventTypes].sort()).toEqual([...types].sort());
     for (const type of types) expect(isOrchestratorEventType(type)).toBe(true);

@@ -35,6 +35,17 @@ export type MemberAddedMessage = z.infer<typeof memberAddedMessageSchema>;
 export const memberRemovedMessageSchema = memberAddedMessageSchema;
 export type MemberRemovedMessage = z.infer<typeof memberRemovedMessageSchema>;
 
+/**
+ * Not in 000 (issue 12): an operator redrove this failed member (POST /api/batches/{id}/redrive).
+ * Its failed steps are already `pending` again; the orchestrator creates the steps it never got
+ * (phases that ran while it was failed) and starts it. Internal, like batch-changed.
+ */
+export const memberRedrivenMessageSchema = z.object({
+  BatchId: id,
+  BatchMemberId: id,
+});
+export type MemberRedrivenMessage = z.infer<typeof memberRedrivenMessageSchema>;
+
 export const pollCheckMessageSchema = z.object({
   StepExecutionId: id,
   IsInitStep: z.boolean(),
@@ -56,6 +67,7 @@ export const orchestratorEventSchemas = {
   "phase-due": phaseDueMessageSchema,
   "member-added": memberAddedMessageSchema,
   "member-removed": memberRemovedMessageSchema,
+  "member-redriven": memberRedrivenMessageSchema,
   "poll-check": pollCheckMessageSchema,
   "retry-check": retryCheckMessageSchema,
   "batch-changed": batchChangedMessageSchema,

@@ -3,6 +3,8 @@ export const topics = {
   orchestratorEvents: "orchestrator-events",
   workerJobs: "worker-jobs",
   workerResults: "worker-results",
+  /** Not in 000: webhook notifications (issue 12), consumed by the orchestrator's notifier. */
+  notifications: "notifications",
 } as const;
 export type Topic = (typeof topics)[keyof typeof topics];
 

@@ -1,5 +1,8 @@
 export * from "./effective-retry.ts";
 export * from "./model.ts";
+export * from "./mask-secrets.ts";
+export * from "./plan.ts";
+export * from "./prepare-step.ts";
 export * from "./parse-runbook.ts";
 export { positionRunbookProblems } from "./position-problems.ts";
 export type { Finding as RunbookFinding, RunbookProblem } from "./problems.ts";

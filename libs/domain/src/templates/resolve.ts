@@ -72,6 +72,22 @@ export interface ResolvedStep {
   params: Record<string, unknown>;
 }
 
+/**
+ * The step with every template that can resolve substituted, the others left as written, and
+ * the names that were missing (sorted, unique; empty when everything resolved). resolveStep and
+ * the orchestrator's execution preparation (runbook/prepare-step.ts) are this with a throw; the
+ * dry-run plan (runbook/plan.ts) reads `missing` instead.
+ */
+export function resolveStepPartially(
+  step: Pick<StepDefinition, "function" | "params">,
+  variables: TemplateVariables,
+): ResolvedStep & { missing: string[] } {
+  const missing = new Set<string>();
+  const functionName = substitute(step.function, variables, missing);
+  const params = resolveValue(step.params, variables, missing) as Record<string, unknown>;
+  return { functionName, params, missing: [...missing].sort() };
+}
+
 /** Resolves the function name and params together so one error lists every missing variable. */
 export function resolveStep(
   step: Pick<StepDefinition, "function" | "params">,

@@ -1,7 +1,12 @@
 import { topics } from "@matoolkit/domain";
 import { z } from "zod";
 
-export const topicSchema = z.enum([topics.orchestratorEvents, topics.workerJobs, topics.workerResults]);
+export const topicSchema = z.enum([
+  topics.orchestratorEvents,
+  topics.workerJobs,
+  topics.workerResults,
+  topics.notifications,
+]);
 
 /**
  * What a pg-boss job of a subscription queue holds: the message as published. Parsed on the way

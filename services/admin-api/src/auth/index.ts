@@ -35,7 +35,16 @@ export {
 } from "./local-signing-key.ts";
 export type { LocalSigningKey } from "./local-signing-key.ts";
 export { authenticate, principalOf, requireReadAccess, requireRole, sendAuthError } from "./middleware.ts";
-export { appRoles, hasReadAccess, hasRole, identityFromClaims, readRoles } from "./principal.ts";
+export {
+  appRoles,
+  describeRoles,
+  hasReadAccess,
+  hasRole,
+  hasRoleOrAbove,
+  identityFromClaims,
+  readRoles,
+  rolesGranting,
+} from "./principal.ts";
 export type { AppRole, Principal } from "./principal.ts";
 export { createTokenVerifier } from "./verify-token.ts";
 export type { TokenExpectations, TokenVerifier } from "./verify-token.ts";

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { problemDetails, sendProblem } from "../http/problem-details.ts";
 import { AuthError } from "./auth-error.ts";
-import { hasReadAccess, hasRole, readRoles } from "./principal.ts";
+import { describeRoles, hasReadAccess, hasRoleOrAbove, readRoles, rolesGranting } from "./principal.ts";
 import type { AppRole, Principal } from "./principal.ts";
 import type { TokenVerifier } from "./verify-token.ts";
 
@@ -44,19 +44,24 @@ export const requireReadAccess: RequestHandler = (_req, res, next) => {
   const principal = findPrincipal(res);
   if (principal === undefined) return sendAuthError(res, notAuthenticated());
   if (!hasReadAccess(principal)) {
-    const roles = `${readRoles.slice(0, -1).join(", ")} or ${readRoles[readRoles.length - 1]}`;
+    const roles = describeRoles(readRoles);
     return sendAuthError(res, new AuthError("auth.forbidden", `This operation requires the ${roles} role`));
   }
   next();
 };
 
-/** For write routes: `requireRole("Admin")`. Must run after {@link authenticate}. */
+/**
+ * For write routes: `requireRole("Operator")` admits Operator and Admin, `requireRole("Admin")`
+ * only Admin (roles include the ones below them). The 403 names every role that would be let in.
+ * Must run after {@link authenticate}.
+ */
 export function requireRole(role: AppRole): RequestHandler {
   return (_req, res, next) => {
     const principal = findPrincipal(res);
     if (principal === undefined) return sendAuthError(res, notAuthenticated());
-    if (!hasRole(principal, role)) {
-      return sendAuthError(res, new AuthError("auth.forbidden", `This operation requires the ${role} role`));
+    if (!hasRoleOrAbove(principal, role)) {
+      const roles = describeRoles(rolesGranting(role));
+      return sendAuthError(res, new AuthError("auth.forbidden", `This operation requires the ${roles} role`));
     }
     next();
   };

@@ -1,14 +1,27 @@
 import { z } from "zod";
 
 /**
- * App roles defined on the Admin API registration: Admin reads and writes, Operator and Reader
- * read (Operator gets actions of its own later). Role names are case-sensitive, as in Entra.
+ * App roles defined on the Admin API registration, each including the one below it:
+ * Reader reads; Operator also runs batches (advance, cancel, pause, resume, redrive, add and
+ * remove members); Admin also changes what runs (publish and deactivate runbooks, automation,
+ * create batches, query preview). Role names are case-sensitive, as in Entra.
  */
 export const appRoles = ["Admin", "Operator", "Reader"] as const;
 export type AppRole = (typeof appRoles)[number];
 
+/** Least privileged first: a role grants everything the roles before it grant. */
+const roleLadder: readonly AppRole[] = ["Reader", "Operator", "Admin"];
+
 /** Any of these lets a caller read (least privileged first, as error messages list them). */
-export const readRoles: readonly AppRole[] = ["Reader", "Operator", "Admin"];
+export const readRoles: readonly AppRole[] = roleLadder;
+
+/**
+ * The roles that satisfy an operation needing `role`: it and every role above it, least
+ * privileged first (Operator → Operator, Admin; Admin → Admin).
+ */
+export function rolesGranting(role: AppRole): readonly AppRole[] {
+  return roleLadder.slice(roleLadder.indexOf(role));
+}
 
 export interface Principal {
   /** The token's `sub`: stable per user and app, used to tell callers apart. */
@@ -60,6 +73,17 @@ export function identityFromClaims(claims: {
 
 export function hasRole(principal: Principal, role: AppRole): boolean {
   return principal.roles.includes(role);
+}
+
+/** Whether the caller holds `role` or a role above it (Admin ⊇ Operator ⊇ Reader). */
+export function hasRoleOrAbove(principal: Principal, role: AppRole): boolean {
+  return rolesGranting(role).some((granting) => hasRole(principal, granting));
+}
+
+/** "Admin", "Operator or Admin", "Reader, Operator or Admin": as 403 details name them. */
+export function describeRoles(roles: readonly string[]): string {
+  if (roles.length <= 1) return roles.join("");
+  return `${roles.slice(0, -1).join(", ")} or ${roles[roles.length - 1]}`;
 }
 
 /** Reads need an app role of this API or an accepted delegated scope: a valid token alone is not enough. */

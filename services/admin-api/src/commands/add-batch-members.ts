@@ -5,6 +5,7 @@ import {
   getBatchWithRunbook,
   insertMembers,
   lockBatch,
+  recordMembersAdded,
   type Batch,
   type BatchMember,
   type Db,
@@ -29,7 +30,8 @@ export type AddedMember = Pick<BatchMember, "id" | "memberKey" | "status" | "add
  * written in one transaction (outbox), so the orchestrator creates their steps for every phase
  * already dispatched; phases still pending include them when advanced. The rows are validated
  * against the runbook version the batch runs (not the latest), and nothing is written unless
- * every row is valid and no key is already in the batch.
+ * every row is valid and no key is already in the batch. Each added member gets an audit event
+ * naming `actor` (from_status null, to active), in the same transaction.
  *
  * Refused (409): automated batches (their members come from the data source, which would remove
  * an added member at the next tick) and batches that have ended (nothing would run the steps).
@@ -40,6 +42,7 @@ export async function addBatchMembersCommand(
   db: Db,
   batchId: number,
   upload: MemberUpload,
+  actor: string,
 ): Promise<{ batchId: number; members: AddedMember[] }> {
   const batch = await getBatchWithRunbook(db, batchId);
   if (batch === undefined) throw notFound(`batch ${batchId} does not exist`);
@@ -61,6 +64,12 @@ export async function addBatchMembersCommand(
       const theirs = (await findMembersHoldingKeys(trx, batchId, keys)).filter((held) => !ours.has(held.id));
       throw alreadyMembers(batchId, members, theirs);
     }
+    await recordMembersAdded(
+      trx,
+      batchId,
+      inserted.map((member) => member.id),
+      actor,
+    );
     await enqueueOutbox(
       trx,
       inserted.map((member) =>

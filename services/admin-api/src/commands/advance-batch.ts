@@ -17,7 +17,7 @@ export type AdvanceResult =
  * phase in runbook order once the previous one has finished. The status change and the message commit together (outbox), and the
  * status change is SQL-guarded, so two operators clicking at once advance one step, not two.
  */
-export async function advanceBatchCommand(db: Db, batchId: number): Promise<AdvanceResult> {
+export async function advanceBatchCommand(db: Db, batchId: number, actor: string): Promise<AdvanceResult> {
   return db.transaction().execute(async (trx) => {
     const batch = await getBatchWithRunbook(trx, batchId);
     if (batch === undefined) throw notFound(`batch ${batchId} does not exist`);
@@ -26,14 +26,15 @@ export async function advanceBatchCommand(db: Db, batchId: number): Promise<Adva
     switch (batch.status) {
       case "detected": {
         if (runbook.init.length === 0) {
-          await transitionBatch(trx, batchId, "activate", { reason: "runbook has no init steps" });
-          return advancePhase(trx, batch.id, batch.runbookName);
+          await transitionBatch(trx, batchId, "activate", { reason: "runbook has no init steps", actor });
+          return advancePhase(trx, batch.id, batch.runbookName, actor);
         }
         const won = await dispatchInit(trx, {
           batchId: batch.id,
           runbookName: batch.runbookName,
           runbookVersion: batch.runbookVersion,
           reason: "advanced by operator",
+          actor,
         });
         if (!won) throw conflict(`batch ${batchId} changed while advancing; try again`);
         await notifyBatchChanged(trx, batchId, "advanced");
@@ -42,7 +43,7 @@ export async function advanceBatchCommand(db: Db, batchId: number): Promise<Adva
       case "init_dispatched":
         throw conflict(`batch ${batchId} is running its init steps; advance again when it is active`);
       case "active":
-        return advancePhase(trx, batch.id, batch.runbookName);
+        return advancePhase(trx, batch.id, batch.runbookName, actor);
       case "paused":
         throw conflict(`batch ${batchId} is paused; resume it before advancing`);
       case "completed":
@@ -57,7 +58,12 @@ export async function advanceBatchCommand(db: Db, batchId: number): Promise<Adva
   });
 }
 
-async function advancePhase(trx: Db, batchId: number, runbookName: string): Promise<AdvanceResult> {
+async function advancePhase(
+  trx: Db,
+  batchId: number,
+  runbookName: string,
+  actor: string,
+): Promise<AdvanceResult> {
   const phases = await listPhases(trx, batchId);
   // Phases run one after another: cutover must not start while pre-checks are still running,
   // and a double click must not skip a phase. Advance again once the running one has finished.
@@ -69,7 +75,13 @@ async function advancePhase(trx: Db, batchId: number, runbookName: string): Prom
   }
   const next = phases.find((phase) => phase.status === "pending");
   if (next === undefined) throw conflict(`batch ${batchId} has no pending phase left`);
-  const won = await dispatchPhase(trx, { batchId, runbookName, phase: next, reason: "advanced by operator" });
+  const won = await dispatchPhase(trx, {
+    batchId,
+    runbookName,
+    phase: next,
+    reason: "advanced by operator",
+    actor,
+  });
   if (!won) throw conflict(`phase ${next.phaseName} changed while advancing; try again`);
   await notifyBatchChanged(trx, batchId, "advanced");
   return { action: "phase", batchId, phaseName: next.phaseName, phaseExecutionId: next.id };

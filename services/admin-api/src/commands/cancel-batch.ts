@@ -20,12 +20,12 @@ const ATTEMPTS = 3;
  * workflow nudged. Results that arrive later for the cancelled steps are ignored (terminal guard).
  * A batch that has already ended, or was cancelled already, answers 409.
  */
-export async function cancelBatchCommand(db: Db, batchId: number): Promise<CancelBatchResult> {
+export async function cancelBatchCommand(db: Db, batchId: number, actor: string): Promise<CancelBatchResult> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await db.transaction().execute(async (trx) => {
         if ((await getBatch(trx, batchId)) === undefined) throw notFound(`batch ${batchId} does not exist`);
-        const cancelled = await cancelBatch(trx, batchId, reasonCodes.batchCancelled);
+        const cancelled = await cancelBatch(trx, batchId, reasonCodes.batchCancelled, { actor });
         if (cancelled === undefined) {
           // Read after the guarded transition waited for any concurrent change: the status that won.
           const current = await getBatch(trx, batchId);

@@ -1,36 +1,76 @@
+import { createHash } from "node:crypto";
 import {
+  findRecentBatchWithFingerprint,
   getActiveRunbook,
   insertBatch,
   insertMembers,
   insertPhases,
+  recordBatchSourceFingerprint,
   transitionBatch,
   type Batch,
   type Db,
 } from "@matoolkit/db";
 import { parseRunbookOrThrow } from "@matoolkit/domain";
 import { parseMembersCsv } from "../csv/parse-members-csv.ts";
-import { notFound } from "../http/api-error.ts";
+import { ApiError, notFound } from "../http/api-error.ts";
+
+export interface CreateManualBatchRequest {
+  readonly runbookName: string;
+  readonly csv: string;
+  /** The operator (principal.identity): created_by and the 'created' event's actor. */
+  readonly createdBy: string;
+  /** Refuse an identical upload (same runbook, same CSV) within this many minutes; 0: never. */
+  readonly duplicateWindowMinutes: number;
+  /** Create it even when an identical upload was just made (`?allowDuplicate=true`). */
+  readonly allowDuplicate: boolean;
+}
 
 /**
  * 000 "Manual Batch Lifecycle" step 1: a batch with is_manual, no start time, its members from
  * the CSV and one phase execution per runbook phase with due_at NULL; all in one transaction,
  * after the whole CSV was validated. A runbook without init makes the batch active at once.
+ *
+ * Duplicate protection: the same CSV for the same runbook (name, so a republish in between does
+ * not hide it) within the window, while that batch is not cancelled, is almost always a double
+ * submit that would migrate the same members twice: 409 batch.duplicate naming the batch, nothing
+ * written. The check and the insert hold an advisory lock on the fingerprint, so two identical
+ * uploads sent at the same moment create one batch, not two.
  */
 export async function createManualBatchCommand(
   db: Db,
-  request: { runbookName: string; csv: string; createdBy: string },
+  request: CreateManualBatchRequest,
 ): Promise<{ batch: Batch; memberCount: number }> {
   const runbookRow = await getActiveRunbook(db, request.runbookName);
   if (runbookRow === undefined) throw notFound(`no active runbook named '${request.runbookName}'`);
   const runbook = parseRunbookOrThrow(runbookRow.yamlContent);
   const members = parseMembersCsv(request.csv, runbook.dataSource);
+  const fingerprint = sourceFingerprint(request.runbookName, request.csv);
   return db.transaction().execute(async (trx) => {
+    if (!request.allowDuplicate && request.duplicateWindowMinutes > 0) {
+      const existing = await findRecentBatchWithFingerprint(
+        trx,
+        fingerprint,
+        request.duplicateWindowMinutes * 60,
+      );
+      if (existing !== undefined) {
+        throw new ApiError(
+          409,
+          "batch.duplicate",
+          `batch ${existing.id} was created from the same runbook and CSV at ${existing.createdAt.toISOString()} ` +
+            `(within the last ${request.duplicateWindowMinutes} minutes) and is not cancelled; nothing was ` +
+            "created. Use that batch, or repeat with allowDuplicate=true to create another",
+          { existingBatchId: existing.id },
+        );
+      }
+    }
     const created = await insertBatch(trx, {
       runbookId: runbookRow.id,
       batchStartTime: null,
       isManual: true,
       createdBy: request.createdBy,
+      actor: request.createdBy,
     });
+    await recordBatchSourceFingerprint(trx, created.id, fingerprint);
     await insertMembers(trx, created.id, members);
     await insertPhases(
       trx,
@@ -43,11 +83,28 @@ export async function createManualBatchCommand(
         runbookVersion: runbookRow.version,
       })),
     );
-    const batch =
+    // Part of the operator's request, so it names them too (cascades onto child rows do not).
+    const activated =
       runbook.init.length === 0
-        ? ((await transitionBatch(trx, created.id, "activate", { reason: "runbook has no init steps" })) ??
-          created)
-        : created;
+        ? await transitionBatch(trx, created.id, "activate", {
+            reason: "runbook has no init steps",
+            actor: request.createdBy,
+          })
+        : undefined;
+    const batch = activated ?? created;
     return { batch, memberCount: members.length };
   });
+}
+
+/**
+ * sha256 of the runbook name and the CSV with its line endings normalized (CRLF and CR → LF), a
+ * byte order mark and trailing blank lines dropped: the same file saved on another system is the
+ * same upload.
+ */
+export function sourceFingerprint(runbookName: string, csv: string): string {
+  const normalized = csv
+    .replace(/^\uFEFF/, "")
+    .replace(/\r\n?/g, "\n")
+    .replace(/\n+$/, "");
+  return createHash("sha256").update(runbookName).update("\0").update(normalized).digest("hex");
 }

@@ -2,6 +2,7 @@ import {
   deactivateRunbookVersion,
   listInFlightAutomatedBatches,
   lockRunbookVersion,
+  recordAuditEvent,
   runbookNameExists,
   type Db,
   type Runbook,
@@ -40,6 +41,8 @@ export async function deactivateRunbookVersionCommand(
   db: Db,
   name: string,
   version: number,
+  /** The operator: the audit event's actor (entity runbook, active → inactive, same transaction). */
+  actor: string,
 ): Promise<DeactivateResult> {
   return db.transaction().execute(async (trx) => {
     // Locked: a publish (which deactivates this row) or a scheduler tick creating a batch on it
@@ -62,6 +65,15 @@ export async function deactivateRunbookVersionCommand(
     }
     const deactivated = await deactivateRunbookVersion(trx, row.id);
     if (deactivated === undefined) throw new Error(`locked active runbook version ${row.id} did not change`);
+    await recordAuditEvent(trx, {
+      batchId: null,
+      entity: "runbook",
+      entityId: row.id,
+      fromStatus: "active",
+      toStatus: "inactive",
+      reason: `deactivated ${name} version ${version}`,
+      actor,
+    });
     return { runbook: deactivated, alreadyInactive: false };
   });
 }

@@ -33,6 +33,8 @@ export async function publishRunbookCommand(
   bus: MessageBus,
   request: PublishRunbookRequest,
   dataSources: Pick<DataSourceClient, "accessProblems">,
+  /** The operator publishing: the audit event's actor (entity runbook, same transaction). */
+  actor: string,
 ): Promise<Runbook> {
   const flaws = flawsByLine(request.yaml);
   if (flaws.length > 0) {
@@ -62,6 +64,7 @@ export async function publishRunbookCommand(
     yamlContent: request.yaml,
     overdueBehavior: request.overdueBehavior,
     rerunInit: request.rerunInit,
+    actor,
   });
 }
 

@@ -30,6 +30,7 @@ export async function removeBatchMemberCommand(
   db: Db,
   batchId: number,
   memberId: number,
+  actor: string,
 ): Promise<RemoveMemberResult> {
   return db.transaction().execute(async (trx) => {
     // Shared lock: a concurrent cancel waits for this removal (or ends the batch before we look).
@@ -51,6 +52,7 @@ export async function removeBatchMemberCommand(
     if (member.status !== "active") throw notRemovable(memberId, member.status);
     const removed = await transitionMember(trx, memberId, "remove", {
       reason: "removed by operator",
+      actor,
       announced: true,
     });
     if (removed === undefined) {

@@ -32,6 +32,10 @@ export const problemExtensionsSchema = z.object({
     .record(z.string(), z.string())
     .optional()
     .meta({ description: "service.not_ready: each readiness check and its state (`ok` or why not)" }),
+  existingBatchId: z
+    .int()
+    .optional()
+    .meta({ description: "batch.duplicate: the batch created moments ago from the same runbook and CSV" }),
 });
 export type ProblemExtensions = Readonly<z.infer<typeof problemExtensionsSchema>>;
 

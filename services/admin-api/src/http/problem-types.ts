@@ -46,6 +46,27 @@ export const problemTypes = {
     description:
       "The resource is in a state that does not allow the operation (e.g. advancing a batch that has finished).",
   },
+  "batch.duplicate": {
+    statuses: [409],
+    title: "Duplicate batch",
+    description:
+      "A batch of the same runbook with the same CSV was created moments ago and is not cancelled; " +
+      "`existingBatchId` names it. Nothing was written. Repeat with `allowDuplicate=true` to create another.",
+  },
+  "idempotency.in_progress": {
+    statuses: [409],
+    title: "Request in progress",
+    description:
+      "A request with the same Idempotency-Key is still being processed; retry once it has finished " +
+      "to get its answer.",
+  },
+  "idempotency.key_reused": {
+    statuses: [422],
+    title: "Idempotency-Key reused",
+    description:
+      "The Idempotency-Key was already used (by the same caller, in the last 24 hours) for a " +
+      "different request: another method, path, query or body. Send a new key for a new request.",
+  },
   "payload.too_large": {
     statuses: [413],
     title: "Request body too large",

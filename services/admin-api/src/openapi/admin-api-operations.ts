@@ -1,12 +1,18 @@
 import packageJson from "../../package.json" with { type: "json" };
 import { healthOperations } from "../http/health.operations.ts";
 import { problemTypeOperation } from "../http/problem-type.operations.ts";
+import { auditOperations } from "../routes/audit.routes.ts";
 import { automationOperations } from "../routes/automation.routes.ts";
 import { batchMemberOperations } from "../routes/batch-members.routes.ts";
+import { batchPauseOperations } from "../routes/batch-pause.routes.ts";
+import { batchReportOperations } from "../routes/batch-report.routes.ts";
+import { batchRedriveOperations } from "../routes/batch-redrive.routes.ts";
 import { batchOperations } from "../routes/batches.routes.ts";
+import { runbookPlanOperations } from "../routes/runbook-plan.routes.ts";
 import { runbookTemplateOperations } from "../routes/runbook-template.routes.ts";
 import { runbookVersionOperations } from "../routes/runbook-versions.routes.ts";
 import { runbookOperations } from "../routes/runbooks.routes.ts";
+import { webhookOperations } from "../routes/webhooks.routes.ts";
 import { buildOpenApiDocument, type OpenApiDocument } from "./openapi-document.ts";
 import { openApiOperation } from "./openapi.operation.ts";
 import type { Operation } from "./operation.ts";
@@ -23,9 +29,15 @@ export function adminApiOperations(): readonly Operation[] {
     ...runbookOperations,
     ...runbookVersionOperations,
     ...runbookTemplateOperations,
+    ...runbookPlanOperations,
     ...automationOperations,
     ...batchOperations,
     ...batchMemberOperations,
+    ...webhookOperations,
+    ...batchPauseOperations,
+    ...batchReportOperations,
+    ...batchRedriveOperations,
+    ...auditOperations,
     openApiOperation(() => (document ??= buildOpenApiDocument(operations, packageJson.version))),
   ];
   return operations;

@@ -6,8 +6,9 @@ import {
   requireRole,
   type TokenVerifier,
 } from "../auth/index.ts";
-import type { Access, AnyReply, ApiDeps, BodySpec, Operation } from "./operation.ts";
+import type { Access, AnyReply, ApiDeps, BodySpec, Operation, StreamReply } from "./operation.ts";
 import { validateRequest } from "./validate-request.ts";
+import { acceptsIdempotencyKey, runIdempotently } from "../http/idempotency.ts";
 
 /**
  * Mounts each operation at its own full path: auth first (so an anonymous caller learns nothing
@@ -27,8 +28,15 @@ export function mountOperations(
       async (req, res) => {
         const { params, query, body } = validateRequest(operation, req);
         const principal = operation.access === "public" ? undefined : principalOf(res);
-        const reply = await operation.handle({ params, query, body, principal, deps: options.deps } as never);
-        send(res, operation, reply);
+        const act = async () =>
+          operation.handle({ params, query, body, principal, deps: options.deps } as never);
+        // Idempotency-Key (http/idempotency.ts): a retried POST answers as the first one did.
+        const reply =
+          principal !== undefined && acceptsIdempotencyKey(operation)
+            ? await runIdempotently(options.deps.db, req, principal, act)
+            : await act();
+        if ("stream" in reply) await sendStream(res, operation, reply);
+        else send(res, operation, reply);
       },
     );
   }
@@ -68,7 +76,7 @@ function bodyParsers(body: BodySpec | undefined): RequestHandler[] {
   ];
 }
 
-function send(res: Response, operation: Operation, reply: AnyReply): void {
+function send(res: Response, operation: Operation, reply: Exclude<AnyReply, StreamReply>): void {
   const spec = operation.responses[reply.status];
   if (spec === undefined)
     throw new Error(`${operation.operationId} answered ${reply.status}, which it does not declare`);
@@ -76,4 +84,47 @@ function send(res: Response, operation: Operation, reply: AnyReply): void {
   res.status(reply.status);
   if (spec.contentType === undefined || isJsonMediaType(spec.contentType)) res.json(reply.body);
   else res.type(spec.contentType).send(reply.body);
+}
+
+/**
+ * A streamed answer (operation.ts `streamed`): chunked, each chunk written as it comes and the next
+ * one asked for only once the socket has taken it ('drain'), so a slow client holds the producer
+ * back instead of filling memory. A client that disconnects ends the iteration (the producer's
+ * `finally` runs and it stops reading); a producer that fails after the headers went out destroys
+ * the connection, so the client sees a truncated transfer rather than a complete-looking file.
+ */
+async function sendStream(res: Response, operation: Operation, reply: StreamReply): Promise<void> {
+  const spec = operation.responses[reply.status];
+  if (spec?.streamed !== true)
+    throw new Error(
+      `${operation.operationId} streamed ${reply.status}, which it does not declare as streamed`,
+    );
+  if (reply.headers !== undefined) res.set(reply.headers);
+  res.status(reply.status).type(spec.contentType ?? "text/plain");
+  try {
+    for await (const chunk of reply.stream) {
+      if (res.destroyed) break;
+      if (!res.write(chunk) && !(await drained(res))) break;
+    }
+  } catch (error) {
+    if (!res.headersSent) throw error;
+    res.destroy(error instanceof Error ? error : new Error(String(error)));
+    return;
+  }
+  if (!res.destroyed) res.end();
+}
+
+/** True once the socket takes more, false when the connection closed first. */
+function drained(res: Response): Promise<boolean> {
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => () => {
+      res.off("drain", onDrain);
+      res.off("close", onClose);
+      resolve(ok);
+    };
+    const onDrain = done(true);
+    const onClose = done(false);
+    res.on("drain", onDrain);
+    res.on("close", onClose);
+  });
 }

@@ -1,9 +1,14 @@
 import type { z } from "zod";
-import { readRoles } from "../auth/index.ts";
+import { describeRoles, readRoles, rolesGranting } from "../auth/index.ts";
 import { problemDetailsSchema } from "../http/problem-details.ts";
 import { SchemaComponents, type JsonSchema } from "./json-schema.ts";
 import type { Access, Operation } from "./operation.ts";
 import { problemResponses } from "./problem-responses.ts";
+import {
+  acceptsIdempotencyKey,
+  IDEMPOTENCY_KEY_HEADER,
+  MAX_IDEMPOTENCY_KEY_LENGTH,
+} from "../http/idempotency.ts";
 
 export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, Record<string, unknown>> };
 
@@ -45,7 +50,10 @@ export function buildOpenApiDocument(operations: readonly Operation[], version: 
           bearerFormat: "JWT",
           description:
             "An Entra ID access token for the API's audience (or a local token from `npm run token`). " +
-            "Each operation's `x-required-roles` lists the app roles it accepts; any one suffices.",
+            "Each operation's `x-required-roles` lists the app roles it accepts; any one suffices. " +
+            "Roles include the ones below them: Reader reads; Operator also runs batches (advance, " +
+            "cancel, pause, resume, redrive, members); Admin also publishes runbooks, switches " +
+            "automation and creates batches.",
         },
       },
     },
@@ -64,6 +72,7 @@ function describeOperation(operation: Operation, components: SchemaComponents, p
     parameters: [
       ...parameters(operation.params, "path", components),
       ...parameters(operation.query, "query", components),
+      ...(acceptsIdempotencyKey(operation) ? [idempotencyKeyParameter] : []),
     ],
     ...(operation.body === undefined
       ? {}
@@ -83,6 +92,20 @@ function describeOperation(operation: Operation, components: SchemaComponents, p
   };
 }
 
+/** http/idempotency.ts: every POST that writes takes it. */
+const idempotencyKeyParameter = {
+  name: IDEMPOTENCY_KEY_HEADER,
+  in: "header",
+  required: false,
+  description:
+    "Makes a retry safe: the same key again (same caller, within 24 hours) answers the first " +
+    "request's response again, with `Idempotent-Replayed: true`, instead of acting twice. 409 " +
+    "`idempotency.in_progress` while the first is still running; 422 `idempotency.key_reused` for " +
+    "the same key with another request. A failed request frees its key. 1-200 visible ASCII " +
+    'characters, e.g. a UUID, optionally quoted (`"…"`).',
+  schema: { type: "string", minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH },
+};
+
 function accessSentence(operation: Operation): string {
   switch (operation.access) {
     case "public":
@@ -90,7 +113,7 @@ function accessSentence(operation: Operation): string {
     case "read":
       return `Needs a bearer token with read access (any of the app roles ${readRoles.join(", ")}).`;
     default:
-      return `Needs a bearer token with the ${operation.access} app role.`;
+      return `Needs a bearer token with the ${describeRoles(rolesGranting(operation.access))} app role.`;
   }
 }
 
@@ -98,7 +121,8 @@ function accessSentence(operation: Operation): string {
 function requiredRoles(access: Access): readonly string[] {
   if (access === "public") return [];
   if (access === "read") return readRoles;
-  return [access];
+  // A role includes the ones below it: Operator operations also admit Admin.
+  return rolesGranting(access);
 }
 
 function parameters(

@@ -101,9 +101,26 @@ describe("GET /api/openapi.json", () => {
     expect(members.description).toContain('rel="next"');
     const advance: Json = document.paths["/api/batches/{id}/advance"]!.post;
     expect(advance.responses["409"].content["application/problem+json"].schema.allOf[1]).toEqual({
-      properties: { code: { enum: ["state.conflict"] }, status: { const: 409 } },
+      properties: { code: { enum: ["idempotency.in_progress", "state.conflict"] }, status: { const: 409 } },
     });
-    expect(Object.keys(advance.responses)).toEqual(["202", "400", "401", "403", "404", "409", "500", "503"]);
+    expect(Object.keys(advance.responses)).toEqual([
+      "202",
+      "400",
+      "401",
+      "403",
+      "404",
+      "409",
+      "422",
+      "500",
+      "503",
+    ]);
+    // Every POST that writes takes an Idempotency-Key; the query preview (writes nothing) does not.
+    expect(advance.parameters).toContainEqual(
+      expect.objectContaining({ name: "Idempotency-Key", in: "header", required: false }),
+    );
+    const preview: Json = document.paths["/api/runbooks/{name}/query/preview"]!.post;
+    expect(preview.parameters.map((parameter: Json) => parameter.name)).not.toContain("Idempotency-Key");
+    expect(advance["x-required-roles"]).toEqual(["Operator", "Admin"]);
   });
 });
 

@@ -28,6 +28,8 @@ export interface ApiDeps {
   /** Runs runbooks' data source queries for the query preview. */
   readonly dataSources: DataSourceClient;
   readonly readiness: Readiness;
+  /** POST /api/batches refuses an identical CSV of the same runbook within this many minutes (0: never). */
+  readonly duplicateBatchWindowMinutes: number;
 }
 
 export interface ResponseSpec {
@@ -37,6 +39,12 @@ export interface ResponseSpec {
   readonly contentType?: string;
   /** Response headers the handler may send (documented; the handler sets them in its reply). */
   readonly headers?: Readonly<Record<string, ResponseHeaderSpec>>;
+  /**
+   * The handler answers `stream` (text chunks, written as they come with chunked transfer
+   * encoding, honouring backpressure) instead of `body`: for answers too large to build in
+   * memory (a batch report). `schema` still describes the whole text for OpenAPI.
+   */
+  readonly streamed?: true;
 }
 
 export interface ResponseHeaderSpec {
@@ -66,13 +74,28 @@ type DeepReadonly<T> = T extends Date
 
 export type Reply<R extends Responses> = {
   [S in keyof R & number]: R[S] extends ResponseSpec
-    ? {
-        readonly status: S;
-        readonly body: DeepReadonly<z.output<R[S]["schema"]>>;
-        readonly headers?: Record<string, string>;
-      }
+    ? R[S] extends { readonly streamed: true }
+      ? StreamReply<S>
+      : {
+          readonly status: S;
+          readonly body: DeepReadonly<z.output<R[S]["schema"]>>;
+          readonly headers?: Record<string, string>;
+        }
     : never;
 }[keyof R & number];
+
+/**
+ * A streamed answer: nothing is written until the handler returns it, so a handler can still
+ * answer a problem (404) first; a chunk source that fails after the first byte cuts the
+ * connection (the client sees a truncated response, never a complete-looking one). When the client
+ * goes away, iteration stops (the iterator's `return` runs, so a generator's `finally` can
+ * release what it holds).
+ */
+export interface StreamReply<S extends number = 200 | 201 | 202> {
+  readonly status: S;
+  readonly stream: AsyncIterable<string>;
+  readonly headers?: Record<string, string>;
+}
 
 type OutputOf<T> = T extends z.ZodType ? z.output<T> : undefined;
 type BodyOutput<B> = B extends BodySpec ? z.output<B["content"][keyof B["content"]]> : undefined;
@@ -111,6 +134,11 @@ export interface OperationSpec<
    * body size and encoding (413/415) and 500 follow from the other fields.
    */
   readonly errors?: readonly ErrorSpec[];
+  /**
+   * POSTs honour an `Idempotency-Key` header (http/idempotency.ts); `false` for a POST that writes
+   * nothing (the query preview), whose answer is not worth storing (it holds members' data).
+   */
+  readonly acceptsIdempotencyKey?: false;
 }
 
 export type Handler<A extends Access, P, Q, B, R extends Responses> = (
@@ -128,11 +156,13 @@ export type Operation = OperationSpec<
   readonly handle: (input: OperationInput<Access, unknown, unknown, unknown>) => Promise<AnyReply> | AnyReply;
 };
 
-export interface AnyReply {
-  readonly status: 200 | 201 | 202;
-  readonly body: unknown;
-  readonly headers?: Record<string, string>;
-}
+export type AnyReply =
+  | {
+      readonly status: 200 | 201 | 202;
+      readonly body: unknown;
+      readonly headers?: Record<string, string>;
+    }
+  | StreamReply;
 
 /**
  * `defineOperation({ ...spec }).handle(async (input) => ({ status, body }))`. Two steps so the

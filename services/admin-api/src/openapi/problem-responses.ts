@@ -2,6 +2,7 @@ import { PROBLEM_CONTENT_TYPE } from "../http/problem-details.ts";
 import { problemTypes, type ProblemCode } from "../http/problem-types.ts";
 import type { JsonSchema } from "./json-schema.ts";
 import type { Operation } from "./operation.ts";
+import { acceptsIdempotencyKey } from "../http/idempotency.ts";
 
 /**
  * Every (code, status) an operation can answer with: those its declaration implies (auth,
@@ -23,6 +24,10 @@ function problemCodesOf(operation: Operation): ReadonlyMap<ProblemCode, number[]
   if (operation.body !== undefined) {
     add("payload.too_large");
     add("payload.unsupported");
+  }
+  if (acceptsIdempotencyKey(operation)) {
+    add("idempotency.in_progress");
+    add("idempotency.key_reused");
   }
   for (const spec of operation.errors ?? []) {
     if (typeof spec === "string") add(spec);

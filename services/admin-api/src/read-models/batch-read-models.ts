@@ -44,6 +44,9 @@ export async function batchDetail(db: Db, batchId: number) {
       sequence: phase.sequence,
       status: phase.status,
       dueAt: phase.dueAt,
+      outcome: phase.outcome,
+      succeededMembers: phase.succeededMembers,
+      failedMembers: phase.failedMembers,
       memberCounts: counts.phases.get(phase.id) ?? noPhaseMembers,
     })),
   };

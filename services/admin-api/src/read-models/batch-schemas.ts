@@ -1,9 +1,26 @@
-import { batchMachine, memberMachine, phaseMachine } from "@matoolkit/domain";
+import { batchMachine, memberMachine, outcomes, phaseMachine } from "@matoolkit/domain";
 import { z } from "zod";
 import { count, id, jsonObject, nullableTimestamp, timestamp } from "../openapi/wire-types.ts";
 import { executionSchemas } from "./execution-schemas.ts";
 
 /** Response bodies of the batch routes (the OpenAPI document's components). */
+
+/**
+ * How an ended batch or phase went for its members (issue 12), with the counts stamped with it.
+ * Null while it runs, when it was cancelled, and for ends older than migration 0009.
+ */
+const outcomeFields = {
+  outcome: z
+    .enum(outcomes)
+    .nullable()
+    .meta({
+      description:
+        "succeeded: every member through; partially_succeeded: some failed, some through; failed: " +
+        "none through (the status is then failed). Null while running or when cancelled",
+    }),
+  succeededMembers: count.nullable().meta({ description: "Members through, stamped with the outcome" }),
+  failedMembers: count.nullable().meta({ description: "Members failed, stamped with the outcome" }),
+};
 export const batchSchema = z
   .object({
     id,
@@ -17,6 +34,7 @@ export const batchSchema = z
     isManual: z.boolean(),
     createdBy: z.string().nullable(),
     currentPhase: z.string().nullable(),
+    ...outcomeFields,
   })
   .meta({ id: "Batch" });
 
@@ -42,6 +60,7 @@ export const batchDetailSchema = batchListItemSchema
         sequence: count,
         status: z.enum(phaseMachine.states),
         dueAt: nullableTimestamp,
+        ...outcomeFields,
         memberCounts: phaseMemberCountsSchema,
       }),
     ),
@@ -80,6 +99,7 @@ export const phaseExecutionSchema = z
       description:
         "When every member's steps of the phase existed (phase-due creates them in chunks); null before.",
     }),
+    ...outcomeFields,
     memberCounts: phaseMemberCountsSchema,
   })
   .meta({ id: "PhaseExecution" });
@@ -92,11 +112,16 @@ export const statusEventSchema = z
   .object({
     id,
     batchId: id.nullable(),
-    entity: z.enum(["batch", "member", "phase", "step", "init"]),
+    // A batch's timeline holds only the first five; runbook and automation rows (audit) have no batch.
+    entity: z.enum(["batch", "member", "phase", "step", "init", "runbook", "automation"]),
     entityId: id,
     fromStatus: z.string().nullable().meta({ description: "Null when the entity was created" }),
     toStatus: z.string(),
     reason: z.string().nullable(),
+    actor: z.string().nullable().meta({
+      description:
+        "The operator whose request made the change (their token's identity); null for the system's own",
+    }),
     at: timestamp,
   })
   .meta({ id: "StatusEvent" });

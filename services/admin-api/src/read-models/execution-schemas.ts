@@ -48,6 +48,9 @@ const executionColumns = {
   pollCount: count,
   onFailure: z.string().nullable(),
   retryCount: count,
+  redriveCount: count.meta({
+    description: "Operator redrives so far: the n of its job ids `step-{id}-redrive-{n}`",
+  }),
   maxRetries: count,
   retryIntervalSec: seconds,
   retryAfter: nullableTimestamp,

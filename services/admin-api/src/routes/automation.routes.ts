@@ -1,7 +1,8 @@
 import { DataSourceError } from "@matoolkit/datasources";
-import { getActiveRunbook, getAutomationSettings, setAutomationEnabled, type Db } from "@matoolkit/db";
+import { getActiveRunbook, getAutomationSettings, type Db } from "@matoolkit/db";
 import { previewRunbookQuery, SourceRowError } from "@matoolkit/scheduler";
 import { z } from "zod";
+import { setAutomationCommand } from "../commands/set-automation.ts";
 import { ApiError, notFound } from "../http/api-error.ts";
 import { textParam, wholeNumber } from "../http/params.ts";
 import { defineOperation } from "../openapi/operation.ts";
@@ -53,14 +54,12 @@ export const automationOperations = [
     errors: ["resource.not_found"],
     responses: { 200: { description: "The switch after the change", schema: automationSettingsSchema } },
   }).handle(async ({ params, body, principal, deps }) => {
-    const name = await existingRunbookName(deps.db, params.name);
-    const settings = await setAutomationEnabled(deps.db, {
-      runbookName: name,
+    const settings = await setAutomationCommand(deps.db, {
+      runbookName: params.name,
       enabled: body.enabled,
       actor: principal.identity,
-      at: new Date(),
     });
-    return { status: 200, body: presentSettings(name, settings) };
+    return { status: 200, body: presentSettings(params.name, settings) };
   }),
 
   // POST: it runs a query against the source (not a cacheable read), and it is Admin-only
@@ -73,6 +72,8 @@ export const automationOperations = [
     summary: "Run the runbook's data source query and show what a scheduler tick would do",
     description: "Nothing is written. Shows members' data, hence Admin only.",
     access: "Admin",
+    // Writes nothing, and its answer (members' data) is not worth keeping for a replay.
+    acceptsIdempotencyKey: false,
     params: nameParam,
     query: z.object({
       limit: wholeNumber(1, PREVIEW_LIMIT.max)

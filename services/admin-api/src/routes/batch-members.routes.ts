@@ -72,7 +72,7 @@ export const batchMemberOperations = [
       "Rows are checked against the runbook version the batch runs; nothing is written unless " +
       "every row is valid and no key is already in the batch. Problems name lines or JSON paths, " +
       "never values.",
-    access: "Admin",
+    access: "Operator",
     params: z.object({ id: batchId }),
     body: {
       content: {
@@ -89,9 +89,9 @@ export const batchMemberOperations = [
     },
     errors: ["resource.not_found", "state.conflict", ["member_data.invalid", 400]],
     responses: { 201: { description: "The members added", schema: addMembersResponseSchema } },
-  }).handle(async ({ params, body, deps }) => ({
+  }).handle(async ({ params, body, principal, deps }) => ({
     status: 201,
-    body: await addBatchMembersCommand(deps.db, params.id, memberUploadOf(body)),
+    body: await addBatchMembersCommand(deps.db, params.id, memberUploadOf(body), principal.identity),
   })),
 
   defineOperation({
@@ -103,16 +103,16 @@ export const batchMemberOperations = [
     description:
       "Its open steps are cancelled and the runbook's on_member_removed steps sent. Repeating " +
       "the request answers 200 with alreadyRemoved and sends nothing more.",
-    access: "Admin",
+    access: "Operator",
     params: z.object({
       id: batchId,
       memberId: positiveId.meta({ description: "Member id (batch_members.id, from GET …/members)" }),
     }),
     errors: ["resource.not_found", "state.conflict"],
     responses: { 200: { description: "The member is removed", schema: removeMemberResponseSchema } },
-  }).handle(async ({ params, deps }) => ({
+  }).handle(async ({ params, principal, deps }) => ({
     status: 200,
-    body: await removeBatchMemberCommand(deps.db, params.id, params.memberId),
+    body: await removeBatchMemberCommand(deps.db, params.id, params.memberId, principal.identity),
   })),
 ];
 

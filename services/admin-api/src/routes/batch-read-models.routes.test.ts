@@ -96,6 +96,10 @@ describe("member counts", () => {
         sequence: 0,
         status: "dispatched",
         dueAt: null,
+        // Issue 12: set when the phase ends.
+        outcome: null,
+        succeededMembers: null,
+        failedMembers: null,
         memberCounts: { succeeded: 1, failed: 1, cancelled: 1, running: 2 },
       },
       {
@@ -104,6 +108,9 @@ describe("member counts", () => {
         sequence: 1,
         status: "pending",
         dueAt: null,
+        outcome: null,
+        succeededMembers: null,
+        failedMembers: null,
         memberCounts: { succeeded: 0, failed: 0, cancelled: 0, running: 0 },
       },
     ]);

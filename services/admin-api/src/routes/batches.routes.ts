@@ -39,22 +39,33 @@ export const batchOperations = [
     summary: "Create a manual batch from a CSV of members",
     description:
       "The batch starts `detected` with its members and phases (no due times); advance it with " +
-      "POST /api/batches/{id}/advance. CSV problems are listed with their line, never their values.",
+      "POST /api/batches/{id}/advance. CSV problems are listed with their line, never their values. " +
+      "The same CSV (line endings aside) for the same runbook within minutes of a batch that is " +
+      "not cancelled is refused as a double submit (409 `batch.duplicate`, `existingBatchId`) " +
+      "unless `allowDuplicate=true`.",
     access: "Admin",
-    query: z.object({ runbook: nonEmptyText.meta({ description: "The runbook name" }) }),
+    query: z.object({
+      runbook: nonEmptyText.meta({ description: "The runbook name" }),
+      allowDuplicate: z
+        .stringbool({ truthy: ["true"], falsy: ["false"], error: "must be true or false" })
+        .default(false)
+        .meta({ description: "Create the batch even if the same CSV was just uploaded for this runbook" }),
+    }),
     body: {
       content: { "text/csv": csvBody, "text/plain": csvBody },
       limit: "50mb",
       invalid: "send the members as a CSV body with Content-Type: text/csv",
       description: "A header row with the runbook's columns, then one member per line",
     },
-    errors: ["resource.not_found", ["member_data.invalid", 400]],
+    errors: ["resource.not_found", ["member_data.invalid", 400], "batch.duplicate"],
     responses: { 201: { description: "The new batch", schema: createdBatchSchema } },
   }).handle(async ({ query, body, principal, deps }) => {
     const { batch, memberCount } = await createManualBatchCommand(deps.db, {
       runbookName: query.runbook,
       csv: body,
       createdBy: principal.identity,
+      duplicateWindowMinutes: deps.duplicateBatchWindowMinutes,
+      allowDuplicate: query.allowDuplicate,
     });
     return { status: 201, body: { ...batch, runbookName: query.runbook, memberCount } };
   }),
@@ -65,13 +76,13 @@ export const batchOperations = [
     operationId: "advanceBatch",
     tag: "batches",
     summary: "Advance a manual batch: dispatch its init steps, else its next phase",
-    access: "Admin",
+    access: "Operator",
     params: batchId,
     errors: ["resource.not_found", "state.conflict"],
     responses: { 202: { description: "Dispatched", schema: advanceResultSchema } },
-  }).handle(async ({ params, deps }) => ({
+  }).handle(async ({ params, principal, deps }) => ({
     status: 202,
-    body: await advanceBatchCommand(deps.db, params.id),
+    body: await advanceBatchCommand(deps.db, params.id, principal.identity),
   })),
 
   defineOperation({
@@ -80,13 +91,13 @@ export const batchOperations = [
     operationId: "cancelBatch",
     tag: "batches",
     summary: "Cancel a running batch with its open phases and steps",
-    access: "Admin",
+    access: "Operator",
     params: batchId,
     errors: ["resource.not_found", "state.conflict"],
     responses: { 200: { description: "Cancelled", schema: cancelResultSchema } },
-  }).handle(async ({ params, deps }) => ({
+  }).handle(async ({ params, principal, deps }) => ({
     status: 200,
-    body: await cancelBatchCommand(deps.db, params.id),
+    body: await cancelBatchCommand(deps.db, params.id, principal.identity),
   })),
 
   defineOperation({

@@ -47,9 +47,11 @@ export const runbookVersionOperations = [
     responses: {
       200: { description: "The version, now inactive", schema: deactivateRunbookVersionResponseSchema },
     },
-  }).handle(async ({ params, deps }) => ({
+  }).handle(async ({ params, principal, deps }) => ({
     status: 200,
-    body: presentDeactivation(await deactivateRunbookVersionCommand(deps.db, params.name, params.version)),
+    body: presentDeactivation(
+      await deactivateRunbookVersionCommand(deps.db, params.name, params.version, principal.identity),
+    ),
   })),
 ];
 

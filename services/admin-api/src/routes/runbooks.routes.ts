@@ -54,9 +54,15 @@ export const runbookOperations = [
     },
     errors: ["runbook.invalid"],
     responses: { 201: { description: "The new version, now the active one", schema: runbookSchema } },
-  }).handle(async ({ query, body, deps }) => {
+  }).handle(async ({ query, body, principal, deps }) => {
     const request = typeof body === "string" ? withQueryOptions(body, query) : body;
-    const runbook = await publishRunbookCommand(deps.db, deps.bus, request, deps.dataSources);
+    const runbook = await publishRunbookCommand(
+      deps.db,
+      deps.bus,
+      request,
+      deps.dataSources,
+      principal.identity,
+    );
     return { status: 201, body: presentRunbook(runbook) };
   }),
 

@@ -37,6 +37,7 @@ export function registerBatchReadCommands(batch: Command, runtime: CommandRuntim
                 { header: "ID", value: (b: BatchView) => b.id, align: "right" },
                 { header: "RUNBOOK", value: (b: BatchView) => `${b.runbookName} v${b.runbookVersion}` },
                 { header: "STATUS", value: (b: BatchView) => b.status },
+                { header: "OUTCOME", value: (b: BatchView) => b.outcome },
                 { header: "MANUAL", value: (b: BatchView) => b.isManual },
                 { header: "START", value: (b: BatchView) => b.batchStartTime },
                 { header: "DETECTED", value: (b: BatchView) => b.detectedAt },

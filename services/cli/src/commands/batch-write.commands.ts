@@ -21,13 +21,19 @@ const cancelledView = z.looseObject({
   batchId: z.number(),
   cancelled: z.looseObject({ phases: z.number(), steps: z.number(), inits: z.number() }),
 });
+const pausedView = z.looseObject({ batchId: z.number(), status: z.literal("paused") });
+const resumedView = z.looseObject({
+  batchId: z.number(),
+  status: z.literal("active"),
+  resent: z.looseObject({ phases: z.number(), pollChecks: z.number(), retryChecks: z.number() }),
+});
 const addedView = z.looseObject({
   batchId: z.number(),
   members: z.array(z.looseObject({ id: z.number(), memberKey: z.string(), status: z.string() })),
 });
 const removedView = z.looseObject({ batchId: z.number(), memberId: z.number(), alreadyRemoved: z.boolean() });
 
-/** The writing half of `batch` (Admin): create | advance | cancel | add-members | remove-member. */
+/** The writing half of `batch` (Admin): create | advance | cancel | pause | resume | add-members | remove-member. */
 export function registerBatchWriteCommands(batch: Command, runtime: CommandRuntime): void {
   const idArgument = ["<id>", "batch id", positiveId] as const;
 
@@ -82,6 +88,37 @@ export function registerBatchWriteCommands(batch: Command, runtime: CommandRunti
           const c = readAs(cancelledView, value, "cancel result");
           session.output.line(
             `Batch ${c.batchId} cancelled: ${c.cancelled.phases} phases, ${c.cancelled.steps} steps, ${c.cancelled.inits} init steps.`,
+          );
+        });
+      }),
+    );
+
+  batch
+    .command("pause")
+    .description("pause an active batch: running jobs finish, nothing new is sent until resumed")
+    .argument(...idArgument)
+    .action(
+      action(runtime, async (session, id: number) => {
+        const paused = await session.api().json("POST", apiPath("batches", id, "pause"));
+        session.output.result(paused, (value) => {
+          const p = readAs(pausedView, value, "pause result");
+          session.output.line(`Batch ${p.batchId} paused: jobs already sent finish, nothing new is sent.`);
+          session.output.line(`Next: matoolkit batch resume ${p.batchId}`);
+        });
+      }),
+    );
+
+  batch
+    .command("resume")
+    .description("resume a paused batch: what it held back is sent, due phases start")
+    .argument(...idArgument)
+    .action(
+      action(runtime, async (session, id: number) => {
+        const resumed = await session.api().json("POST", apiPath("batches", id, "resume"));
+        session.output.result(resumed, (value) => {
+          const r = readAs(resumedView, value, "resume result");
+          session.output.line(
+            `Batch ${r.batchId} resumed: ${r.resent.phases} phases restarted, ${r.resent.pollChecks} polls and ${r.resent.retryChecks} retries rescheduled.`,
           );
         });
       }),

@@ -21,6 +21,20 @@ export function formatMemberCounts(counts: MemberCountsView): string {
   return `${counts.succeeded}/${total} succeeded, ${counts.failed} failed, ${counts.cancelled} cancelled, ${counts.running} running`;
 }
 
+/**
+ * "partially_succeeded (2 succeeded, 1 failed)" once a batch or phase has ended (issue 12);
+ * nothing while it runs, when cancelled, or from a server without outcomes.
+ */
+export function formatOutcome(row: {
+  readonly outcome?: string | null | undefined;
+  readonly succeededMembers?: number | null | undefined;
+  readonly failedMembers?: number | null | undefined;
+}): string | null {
+  if (row.outcome === null || row.outcome === undefined) return null;
+  if (row.succeededMembers === null || row.succeededMembers === undefined) return row.outcome;
+  return `${row.outcome} (${row.succeededMembers} succeeded, ${row.failedMembers ?? 0} failed)`;
+}
+
 /** "3 active, 1 failed": the member statuses that have members. */
 export function formatBatchMembers(counts: Readonly<Record<string, number>>): string {
   const present = Object.entries(counts).filter(([, count]) => count > 0);
@@ -37,6 +51,7 @@ export function printBatchDetail(output: Output, value: unknown): void {
     ["Batch", b.id],
     ["Runbook", `${b.runbookName} v${b.runbookVersion}`],
     ["Status", b.status],
+    ["Outcome", formatOutcome(b)],
     ["Manual", b.isManual],
     ["Start", b.batchStartTime],
     ["Detected", b.detectedAt],
@@ -51,6 +66,7 @@ export function printBatchDetail(output: Output, value: unknown): void {
       { header: "SEQ", value: (p) => p.sequence, align: "right" },
       { header: "PHASE", value: (p) => p.phaseName },
       { header: "STATUS", value: (p) => p.status },
+      { header: "OUTCOME", value: (p) => p.outcome },
       { header: "DUE", value: (p) => p.dueAt },
       { header: "MEMBERS", value: (p) => formatMemberCounts(p.memberCounts) },
     ],
@@ -82,6 +98,7 @@ export function printPhases(output: Output, value: unknown): void {
       { header: "PHASE", value: (p) => p.phaseName },
       { header: "VERSION", value: (p) => p.runbookVersion, align: "right" },
       { header: "STATUS", value: (p) => p.status },
+      { header: "OUTCOME", value: (p) => p.outcome },
       { header: "DUE", value: (p) => p.dueAt },
       { header: "DISPATCHED", value: (p) => p.dispatchedAt },
       { header: "COMPLETED", value: (p) => p.completedAt },

@@ -3,6 +3,7 @@ import { apiPath } from "../http/api-client.ts";
 import { action, type CommandRuntime } from "./action.ts";
 import { positiveId } from "./arguments.ts";
 import { readInputFile } from "./read-file.ts";
+import { registerRunbookPlanCommand } from "./runbook-plan.command.ts";
 import { readAs, runbookView, type RunbookView } from "./views.ts";
 import { z } from "zod";
 
@@ -134,4 +135,6 @@ export function registerRunbookCommands(program: Command, runtime: CommandRuntim
         });
       }),
     );
+
+  registerRunbookPlanCommand(runbook, runtime);
 }

@@ -59,6 +59,13 @@ export const previewView = z.looseObject({
   rowsInManualBatches: z.number(),
 });
 
+/** Issue 12: how an ended batch or phase went; absent from servers older than the field. */
+const outcomeView = {
+  outcome: z.string().nullable().optional(),
+  succeededMembers: z.number().nullable().optional(),
+  failedMembers: z.number().nullable().optional(),
+};
+
 export const batchView = z.looseObject({
   id: z.number(),
   runbookName: z.string(),
@@ -69,6 +76,7 @@ export const batchView = z.looseObject({
   detectedAt: z.string(),
   createdBy: z.string().nullable(),
   currentPhase: z.string().nullable(),
+  ...outcomeView,
 });
 export type BatchView = z.infer<typeof batchView>;
 
@@ -89,6 +97,7 @@ export const batchDetailView = batchView.extend({
       sequence: z.number(),
       status: z.string(),
       dueAt: when,
+      ...outcomeView,
       memberCounts: memberCountsView,
     }),
   ),
@@ -113,6 +122,7 @@ export const phaseView = z.looseObject({
   dueAt: when,
   dispatchedAt: when,
   completedAt: when,
+  ...outcomeView,
   memberCounts: memberCountsView,
 });
 

@@ -1,6 +1,6 @@
 import { getMember, getPhase, type Db } from "@matoolkit/db";
-import { batchMachine, type PollCheckMessage, type RetryCheckMessage } from "@matoolkit/domain";
-import { loadBatchInfo, variablesFor } from "../batch-info.ts";
+import type { PollCheckMessage, RetryCheckMessage } from "@matoolkit/domain";
+import { lockBatchInfo, variablesFor } from "../batch-info.ts";
 import type { HandlerScope } from "../context.ts";
 import { dispatchExecution } from "../dispatch.ts";
 import {
@@ -13,6 +13,7 @@ import {
 } from "../executions.ts";
 import { handleTerminalFailure } from "../failure.ts";
 import { sendWorkerJob } from "../outgoing.ts";
+import { acceptsDispatch } from "../progression.ts";
 
 const POLL_CLOCK_TOLERANCE_MS = 1000;
 
@@ -24,13 +25,17 @@ const POLL_CLOCK_TOLERANCE_MS = 1000;
 export async function handlePollCheck(scope: HandlerScope, message: PollCheckMessage): Promise<void> {
   const { trx } = scope;
   const ref = refFromCorrelation(message.IsInitStep, message.StepExecutionId);
+  const unlocked = await loadExecution(trx, ref);
+  if (unlocked === undefined || unlocked.status !== "polling") return;
+  // The batch first (share lock), then the execution: the order a cancel takes them. A paused
+  // batch neither polls nor times out: the resume sends this check again (issue 12).
+  const batch = await lockBatchInfo(trx, unlocked.batchId);
+  if (batch === undefined || !acceptsDispatch(batch)) return;
   // Locked: the interval guard below reads last_polled_at, which no status guard protects. Two
   // checks for the same attempt at once (sweep and timer beyond the dedupe window) would both
   // pass it and count the poll twice; locked, the second waits and sees the first's poll.
   const row = await lockExecution(trx, ref);
   if (row === undefined || row.status !== "polling") return;
-  const batch = await loadBatchInfo(trx, row.batchId);
-  if (batch === undefined) return;
   if (row.phaseExecutionId !== null) scope.followUps.phaseIds.add(row.phaseExecutionId);
   const now = scope.now();
   // A second check for the same attempt (the scheduler's sweep after the orchestrator's own timer,
@@ -73,8 +78,10 @@ export async function handleRetryCheck(scope: HandlerScope, message: RetryCheckM
   const ref = refFromCorrelation(message.IsInitStep, message.StepExecutionId);
   const row = await loadExecution(trx, ref);
   if (row === undefined || row.status !== "pending") return;
-  const batch = await loadBatchInfo(trx, row.batchId);
-  if (batch === undefined || batchMachine.isTerminal(batch.status)) return;
+  // Share-locked before the dispatch locks the execution. Paused: nothing now; the resume sends
+  // this check again for the retry's due time (issue 12).
+  const batch = await lockBatchInfo(trx, row.batchId);
+  if (batch === undefined || !acceptsDispatch(batch)) return;
   const member = row.batchMemberId === null ? undefined : await getMember(trx, row.batchMemberId);
   if (ref.kind === "step" && member?.status !== "active") return;
   const outcome = await dispatchExecution(scope, {

@@ -24,6 +24,7 @@ import { advanceMember } from "../progression.ts";
 /**
  * 000 "Member Catch-Up Protocol": a member that joins an active batch gets the steps of every
  * phase already dispatched or completed; pending phases will include it when they fall due.
+ * While the batch is paused the steps are created but not started.
  */
 export async function handleMemberAdded(scope: HandlerScope, message: MemberAddedMessage): Promise<void> {
   const { trx } = scope;
@@ -32,7 +33,9 @@ export async function handleMemberAdded(scope: HandlerScope, message: MemberAdde
   // Shared lock: catch-up steps and a batch cancel take turns (see cancelBatch); catch-ups don't.
   await lockBatch(trx, member.batchId, "share");
   const batch = await loadBatchInfo(trx, member.batchId);
-  if (batch === undefined || batch.status !== "active") return;
+  // Paused (issue 12): the catch-up steps are created now, but advanceMember starts nothing
+  // (acceptsDispatch); the resume's phase-due messages start them.
+  if (batch === undefined || (batch.status !== "active" && batch.status !== "paused")) return;
   const existing = new Set((await listStepsByMember(trx, member.id)).map((step) => step.phaseExecutionId));
   for (const listed of await listPhases(trx, batch.id)) {
     if ((listed.status !== "dispatched" && listed.status !== "completed") || existing.has(listed.id))

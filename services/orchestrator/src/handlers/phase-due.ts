@@ -1,5 +1,6 @@
 import {
   createPendingSteps,
+  getPhase,
   getPhaseForUpdate,
   listActiveMembersAfter,
   listMembers,
@@ -9,8 +10,9 @@ import {
   type PhaseExecution,
 } from "@matoolkit/db";
 import { batchMachine, type PhaseDueMessage } from "@matoolkit/domain";
-import { loadBatchInfo, variablesFor, type BatchInfo } from "../batch-info.ts";
+import { lockBatchInfo, variablesFor, type BatchInfo } from "../batch-info.ts";
 import type { HandlerScope } from "../context.ts";
+import { notifyPhaseEnded } from "../notifications/notify.ts";
 import { prepareExecution } from "../prepare-execution.ts";
 import { advanceMembers } from "../progression.ts";
 
@@ -36,37 +38,53 @@ export class BatchNotReadyError extends Error {}
  * by id as they go, so they include it. A crash between chunks leaves the message unacknowledged:
  * its redelivery goes through the chunks again, creating only what is missing and starting only
  * members whose first step is still pending.
+ *
+ * Paused batch (issue 12): acknowledged, nothing created or started, and later chunks stop; the
+ * resume sends a phase-due of its own (`phase-due:{id}:resume-{n}`) that goes through the chunks
+ * again the same way. That message may also name a completed phase with pending steps (catch-ups
+ * created while paused): its active members are started.
  */
 export async function handlePhaseDue(scope: HandlerScope, message: PhaseDueMessage): Promise<void> {
   const { trx } = scope;
-  // Locked (getPhaseForUpdate): a concurrent member-added or duplicate phase-due waits its turn.
-  const phase = await getPhaseForUpdate(trx, message.PhaseExecutionId);
-  if (phase === undefined) {
+  const unlocked = await getPhase(trx, message.PhaseExecutionId);
+  if (unlocked === undefined) {
     scope.logger.warn(
       { phaseExecutionId: message.PhaseExecutionId },
       "phase-due for a phase that does not exist: ignored",
     );
     return;
   }
-  if (phase.status !== "pending" && phase.status !== "dispatched") return;
-  const batch = await loadBatchInfo(trx, phase.batchId);
+  // The batch first (share lock), then the phase: the order a cancel takes them, and what keeps a
+  // pause from slipping between the status read and the dispatch (see lockBatchInfos).
+  const batch = await lockBatchInfo(trx, unlocked.batchId);
+  // Locked (getPhaseForUpdate): a concurrent member-added or duplicate phase-due waits its turn.
+  const phase = await getPhaseForUpdate(trx, message.PhaseExecutionId);
+  if (phase === undefined) return;
+  // completed: a resume restarting a phase with pending steps (catch-ups created while paused,
+  // or a retry that fell due meanwhile): only its members' next steps start.
+  if (phase.status !== "pending" && phase.status !== "dispatched" && phase.status !== "completed") return;
   // A cancelled batch has cancelled this phase too (under this phase's lock), so only an ended one gets here.
   if (batch === undefined || batchMachine.isTerminal(batch.status)) return;
+  if (batch.status === "paused") {
+    // Acknowledged, not retried: the resume sends this phase a phase-due of its own (issue 12).
+    scope.logger.info({ batchId: batch.id, phaseExecutionId: phase.id }, "phase-due while paused: held");
+    return;
+  }
   if (batch.status !== "active") {
     // Init has not finished: throwing redelivers the message later (bounded, then dead-lettered).
     throw new BatchNotReadyError(`batch ${batch.id} is ${batch.status}; phases wait for init`);
+  }
+  if (phase.status === "completed") {
+    queueStarts(scope, await activeMemberPairs(scope, batch.id, phase.id));
+    return;
   }
   const dispatched =
     phase.status === "pending"
       ? ((await transitionPhase(trx, phase.id, "dispatch", { reason: "phase-due received" })) ?? phase)
       : phase;
   if (dispatched.stepsCreatedAt !== null) {
-    // Every step exists (a duplicate phase-due): start whoever has not started, after the commit.
-    const members = (await listMembers(trx, batch.id)).filter((member) => member.status === "active");
-    queueStarts(
-      scope,
-      members.map((member) => ({ memberId: member.id, phaseExecutionId: phase.id })),
-    );
+    // Every step exists (a duplicate phase-due, or a resume): start whoever has not started, after the commit.
+    queueStarts(scope, await activeMemberPairs(scope, batch.id, phase.id));
     return;
   }
   await startPhaseChunk(scope, { phase: dispatched, batch, afterMemberId: 0 });
@@ -77,11 +95,15 @@ export async function continuePhaseStart(
   scope: HandlerScope,
   chunk: { phaseExecutionId: number; afterMemberId: number },
 ): Promise<void> {
+  const unlocked = await getPhase(scope.trx, chunk.phaseExecutionId);
+  if (unlocked === undefined) return;
+  // Batch, then phase (see handlePhaseDue). Paused since the last chunk: stop here; the resume's
+  // phase-due goes through the chunks again, creating only what is missing.
+  const batch = await lockBatchInfo(scope.trx, unlocked.batchId);
+  if (batch === undefined || batch.status !== "active") return;
   const phase = await getPhaseForUpdate(scope.trx, chunk.phaseExecutionId);
   // Cancelled (or otherwise ended) since the last chunk: nothing more to create.
   if (phase === undefined || phase.status !== "dispatched" || phase.stepsCreatedAt !== null) return;
-  const batch = await loadBatchInfo(scope.trx, phase.batchId);
-  if (batch === undefined || batch.status !== "active") return;
   await startPhaseChunk(scope, { phase, batch, afterMemberId: chunk.afterMemberId });
 }
 
@@ -98,7 +120,20 @@ async function startPhaseChunk(
   const members = await listActiveMembersAfter(trx, batch.id, args.afterMemberId, scope.phaseStartChunk);
   if (members.length === 0 && args.afterMemberId === 0 && !(await phaseHasAnySteps(trx, phase.id))) {
     // Nobody to run: close the phase here, since completion checks wait for steps to exist.
-    await transitionPhase(trx, phase.id, "fail", { reason: "no active member" });
+    const noOne = { succeededMembers: 0, failedMembers: 0 };
+    const failed = await transitionPhase(trx, phase.id, "fail", {
+      reason: "no active member",
+      set: { outcome: "failed", ...noOne },
+    });
+    if (failed !== undefined) {
+      await notifyPhaseEnded(trx, {
+        phase: { ...failed, status: "failed" },
+        batchId: batch.id,
+        outcome: "failed",
+        counts: noOne,
+        at: scope.now(),
+      });
+    }
     await markPhaseStepsCreated(trx, phase.id, scope.now());
     scope.followUps.batchIds.add(batch.id);
     return;
@@ -125,6 +160,15 @@ async function startPhaseChunk(
     await markPhaseStepsCreated(trx, phase.id, scope.now());
   }
   scope.followUps.phaseIds.add(phase.id);
+}
+
+async function activeMemberPairs(
+  scope: HandlerScope,
+  batchId: number,
+  phaseExecutionId: number,
+): Promise<{ memberId: number; phaseExecutionId: number }[]> {
+  const members = (await listMembers(scope.trx, batchId)).filter((member) => member.status === "active");
+  return members.map((member) => ({ memberId: member.id, phaseExecutionId }));
 }
 
 function queueStarts(

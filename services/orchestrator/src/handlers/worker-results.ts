@@ -6,10 +6,11 @@ import {
   type StepExecution,
 } from "@matoolkit/db";
 import type { WorkerResultMessage } from "@matoolkit/domain";
-import { loadBatchInfos } from "../batch-info.ts";
+import { loadBatchInfos, lockBatchInfosOfExecutions, type BatchInfo } from "../batch-info.ts";
 import type { HandlerScope } from "../context.ts";
 import { outputsOf } from "../outputs.ts";
 import { advanceMembers, type KnownRows } from "../progression.ts";
+import { refFromCorrelation } from "../executions.ts";
 import { handleWorkerResult, isIncomplete } from "./worker-result.ts";
 
 /**
@@ -24,12 +25,27 @@ export async function handleWorkerResults(
   scope: HandlerScope,
   results: readonly WorkerResultMessage[],
 ): Promise<void> {
+  // First, in ONE statement, the batches of every result, locked FOR SHARE until the commit and
+  // before any execution row is locked (the order a batch cancel takes): a pause either waits for
+  // this transaction or has committed, and then nothing below sends a next step (acceptsDispatch).
+  const locked = await lockBatchInfosOfExecutions(
+    scope.trx,
+    results.map((result) =>
+      refFromCorrelation(result.CorrelationData.IsInitStep, result.CorrelationData.StepExecutionId),
+    ),
+  );
   const completedSteps: WorkerResultMessage[] = [];
+  let oneByOne = false;
   for (const result of results) {
     if (isCompletedStep(result)) completedSteps.push(result);
-    else await handleWorkerResult(scope, result);
+    else {
+      await handleWorkerResult(scope, result);
+      oneByOne = true;
+    }
   }
-  if (completedSteps.length > 0) await succeedCompletedSteps(scope, completedSteps);
+  // A result handled one by one may have moved its batch (an init failure fails it): read again.
+  if (completedSteps.length > 0)
+    await succeedCompletedSteps(scope, completedSteps, oneByOne ? undefined : locked);
 }
 
 function isCompletedStep(result: WorkerResultMessage): boolean {
@@ -39,6 +55,7 @@ function isCompletedStep(result: WorkerResultMessage): boolean {
 async function succeedCompletedSteps(
   scope: HandlerScope,
   results: readonly WorkerResultMessage[],
+  locked: ReadonlyMap<number, BatchInfo> | undefined,
 ): Promise<void> {
   const { trx } = scope;
   const now = scope.now();
@@ -73,10 +90,12 @@ async function succeedCompletedSteps(
       )
     ).map((p) => [p.id, p]),
   );
-  const batches = await loadBatchInfos(
-    trx,
-    [...phases.values()].map((phase) => phase.batchId),
-  );
+  const batchIds = [...phases.values()].map((phase) => phase.batchId);
+  // Still locked FOR SHARE (above), so the status read now holds until the commit.
+  const batches =
+    locked !== undefined && batchIds.every((id) => locked.has(id))
+      ? new Map(batchIds.map((id) => [id, locked.get(id)!]))
+      : await loadBatchInfos(trx, batchIds);
   for (const step of succeeded) scope.followUps.phaseIds.add(step.phaseExecutionId);
   await mergeOutputs(scope, succeeded, { phases, batches });
   await advanceMembers(

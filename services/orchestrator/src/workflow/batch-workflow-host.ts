@@ -1,4 +1,4 @@
-import { listUnfinishedBatchIds, type Db } from "@matoolkit/db";
+import { getBatch, listBatches, listUnfinishedBatchIds, type Db } from "@matoolkit/db";
 import type { Logger, WorkflowEngine } from "@matoolkit/runtime";
 import {
   BATCH_CHANGED_EVENT,
@@ -30,9 +30,12 @@ export interface BatchWorkflowHost {
    * then), and Dapr's SDK gives those calls no deadline, so a call before would never return.
    */
   start(): Promise<void>;
-  /** Starts the batch's workflow if it is not running, and nudges it to look at SQL now. */
+  /**
+   * Starts the batch's workflow if it is not running, and nudges it to look at SQL now. A paused
+   * batch's workflow is suspended instead; a suspended one whose batch runs again is resumed first.
+   */
   batchChanged(batchId: number): Promise<void>;
-  /** Resume-from-SQL pass: every unfinished batch gets a running workflow. */
+  /** Resume-from-SQL pass: every unfinished batch gets a workflow, suspended while the batch is paused. */
   reconcile(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -61,12 +64,36 @@ export function createBatchWorkflowHost(options: BatchWorkflowHostOptions): Batc
     if (started) logger.debug({ batchId }, "batch workflow started");
   };
 
+  /**
+   * Pause and resume (issue 12) on the engine: a paused batch's workflow is suspended, so its
+   * timers (a phase falling due) wait and fire on resume, and any other batch's workflow runs.
+   * The engine's suspension is a convenience, not the guard: a paused batch sends nothing
+   * because every dispatch reads its status under a share lock (progression.ts), so a workflow
+   * left running (a restarted embedded engine before this pass, a lost nudge) does no harm.
+   */
+  const align = async (batchId: number, paused: boolean) => {
+    const instanceId = batchInstanceId(batchId);
+    const current = await options.engine.status(instanceId);
+    // ensureInstance leaves a running or suspended instance alone, so a suspended one is never
+    // restarted or duplicated; one that ended or was forgotten (restart) starts afresh.
+    if (current !== "running" && current !== "suspended") await ensure(batchId);
+    if (paused && current !== "suspended") {
+      await options.engine.suspend(instanceId);
+      logger.debug({ batchId }, "batch workflow suspended: batch paused");
+    } else if (!paused && current === "suspended") {
+      await options.engine.resume(instanceId);
+      logger.debug({ batchId }, "batch workflow resumed");
+    }
+  };
+
   let reconciling: Promise<void> | undefined;
   const reconcile = () => {
     // One pass at a time: a slow database must not pile passes up.
     reconciling ??= (async () => {
       try {
-        for (const batchId of await listUnfinishedBatchIds(options.db)) await ensure(batchId);
+        const paused = await pausedBatchIds(options.db);
+        for (const batchId of await listUnfinishedBatchIds(options.db))
+          await align(batchId, paused.has(batchId));
         await options.onReconcile?.(now());
       } catch (error) {
         logger.warn(
@@ -97,7 +124,9 @@ export function createBatchWorkflowHost(options: BatchWorkflowHostOptions): Batc
       return starting;
     },
     async batchChanged(batchId) {
-      await ensure(batchId);
+      const batch = await getBatch(options.db, batchId);
+      // A terminal or missing batch: its workflow (resumed if suspended) reads SQL and ends.
+      await align(batchId, batch?.status === "paused");
       await options.engine.raiseEvent(batchInstanceId(batchId), BATCH_CHANGED_EVENT, {
         at: now().toISOString(),
       });
@@ -111,4 +140,15 @@ export function createBatchWorkflowHost(options: BatchWorkflowHostOptions): Batc
       await options.engine.stop();
     },
   };
+}
+
+/** Ids of the paused batches (few: an operator paused each), read a page at a time. */
+async function pausedBatchIds(db: Db): Promise<Set<number>> {
+  const ids = new Set<number>();
+  const limit = 1000;
+  for (let offset = 0; ; offset += limit) {
+    const page = await listBatches(db, { status: "paused", limit, offset });
+    for (const batch of page) ids.add(batch.id);
+    if (page.length < limit) return ids;
+  }
 }

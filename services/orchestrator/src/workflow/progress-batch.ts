@@ -1,5 +1,5 @@
 import { dispatchInit, dispatchPhase } from "@matoolkit/commands";
-import { getBatchWithRunbook, listPhases, transitionBatch, type Db } from "@matoolkit/db";
+import { getBatchWithRunbook, listPhases, lockBatch, transitionBatch, type Db } from "@matoolkit/db";
 import { batchMachine, parseRunbookOrThrow } from "@matoolkit/domain";
 import { checkBatchCompletion, checkPhaseCompletion } from "../completion.ts";
 
@@ -64,18 +64,22 @@ async function progressAutomated(
     });
     return;
   }
+  // Paused (issue 12): phases falling due wait; the resume nudges this workflow, which then
+  // dispatches them.
   if (batch.status !== "active") return;
   const due = (await listPhases(db, batch.id)).filter(
     (phase) => phase.status === "pending" && phase.dueAt !== null && phase.dueAt.getTime() <= now.getTime(),
   );
   for (const phase of due) {
-    await db.transaction().execute((trx) =>
-      dispatchPhase(trx, {
+    await db.transaction().execute(async (trx) => {
+      // Share-locked and read again: a pause committed since the read above holds the phase back.
+      if ((await lockBatch(trx, batch.id, "share"))?.status !== "active") return false;
+      return dispatchPhase(trx, {
         batchId: batch.id,
         runbookName: batch.runbookName,
         phase,
         reason: "batch workflow: phase due",
-      }),
-    );
+      });
+    });
   }
 }

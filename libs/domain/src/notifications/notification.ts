@@ -1,0 +1,164 @@
+import { z } from "zod";
+import { routingProperties, topics } from "../messages/topics.ts";
+import type { MessageEnvelope } from "../messages/envelopes.ts";
+import { outcomes } from "../state-machines/outcome.ts";
+
+/**
+ * Webhook notifications (issue 12): what a subscriber receives, and the two messages that carry it
+ * on the `notifications` topic. The payload is a public contract: fields are only ever added
+ * (optional), never renamed or removed; a breaking change is a new `schemaVersion`.
+ *
+ * No member data ever travels: a member is its row id, the step that failed and the step's
+ * reason code. Member keys (UPNs, mail addresses) and data columns are PII and stay home.
+ */
+
+/** What a webhook can subscribe to: the terminal outcomes of batches and phases, and member failures. */
+export const notificationTypes = [
+  "batch.completed",
+  "batch.failed",
+  "phase.completed",
+  "phase.failed",
+  "member.failed",
+] as const;
+export type NotificationType = (typeof notificationTypes)[number];
+
+/** Sent by POST /api/webhooks/{id}/test, whatever the webhook subscribes to. */
+export const pingType = "ping";
+
+export const NOTIFICATION_SCHEMA_VERSION = 1;
+
+const id = z.int().positive();
+const batchRef = z
+  .object({ id, runbookName: z.string(), runbookVersion: z.int().positive() })
+  .meta({ description: "The batch the event belongs to" });
+const memberCounts = z
+  .object({
+    succeededMembers: z.int().min(0),
+    failedMembers: z.int().min(0),
+  })
+  .meta({ description: "Members that succeeded / failed, as stamped with the outcome" });
+const common = {
+  schemaVersion: z.literal(NOTIFICATION_SCHEMA_VERSION),
+  id: z.string().min(1).meta({
+    description: "Stable per event occurrence: the same event delivered twice carries the same id",
+  }),
+  occurredAt: z.iso.datetime({ offset: true }),
+};
+
+export const batchEndedPayloadSchema = z.object({
+  ...common,
+  type: z.enum(["batch.completed", "batch.failed"]),
+  batch: batchRef,
+  outcome: z.enum(outcomes),
+  counts: memberCounts,
+});
+
+export const phaseEndedPayloadSchema = z.object({
+  ...common,
+  type: z.enum(["phase.completed", "phase.failed"]),
+  batch: batchRef,
+  phase: z.object({ id, name: z.string(), runbookVersion: z.int().positive() }),
+  outcome: z.enum(outcomes),
+  counts: memberCounts,
+});
+
+export const memberFailedPayloadSchema = z.object({
+  ...common,
+  type: z.literal("member.failed"),
+  batch: batchRef,
+  member: z.object({
+    id,
+    stepName: z.string().nullable().meta({ description: "The step whose failure isolated the member" }),
+    errorCode: z.string().nullable().meta({ description: "That step's reason code, e.g. graph.forbidden" }),
+  }),
+});
+
+export const pingPayloadSchema = z.object({
+  ...common,
+  type: z.literal(pingType),
+  webhook: z.object({ id }),
+});
+
+/** The JSON body of every webhook POST (schemaVersion 1), discriminated by `type`. */
+export const notificationPayloadSchema = z
+  .discriminatedUnion("type", [
+    batchEndedPayloadSchema,
+    phaseEndedPayloadSchema,
+    memberFailedPayloadSchema,
+    pingPayloadSchema,
+  ])
+  .meta({ id: "NotificationPayload" });
+export type NotificationPayload = z.infer<typeof notificationPayloadSchema>;
+/** An event that fans out to subscribed webhooks (a ping goes to one webhook, directly). */
+export type EventNotification = Exclude<NotificationPayload, { type: typeof pingType }>;
+
+/** MessageType of the two messages on the `notifications` topic. */
+export const notificationMessageTypes = {
+  /** One per event occurrence: the notifier fans it out to the webhooks that subscribe to it. */
+  notification: "notification",
+  /** One per attempt of one delivery to one webhook. */
+  webhookDelivery: "webhook-delivery",
+} as const;
+
+export const webhookDeliveryMessageSchema = z.object({
+  DeliveryId: id,
+  /** 1-based: the attempt this message asks for (a stale copy of an earlier one is ignored). */
+  Attempt: z.int().positive(),
+});
+export type WebhookDeliveryMessage = z.infer<typeof webhookDeliveryMessageSchema>;
+
+/**
+ * The event, to the notifier. Its message id is the notification id: a relay that republishes it
+ * is deduped by the bus, and the notifier's (webhook, notification) uniqueness makes even a copy
+ * past the dedupe window create no second delivery.
+ */
+export function notificationEnvelope(payload: EventNotification): MessageEnvelope {
+  return {
+    messageId: `notification:${payload.id}`,
+    topic: topics.notifications,
+    properties: { [routingProperties.messageType]: notificationMessageTypes.notification },
+    body: payload,
+  };
+}
+
+/** One attempt of one delivery, delivered at `at` (absent: now); its own id per attempt. */
+export function webhookDeliveryEnvelope(body: WebhookDeliveryMessage, at?: Date): MessageEnvelope {
+  return {
+    messageId: `webhook-delivery:${body.DeliveryId}:${body.Attempt}`,
+    topic: topics.notifications,
+    properties: { [routingProperties.messageType]: notificationMessageTypes.webhookDelivery },
+    body,
+    ...(at === undefined ? {} : { deliverAt: at }),
+  };
+}
+
+/**
+ * The notification id of an event: its type, the entity's id, and the id of the `events` row its
+ * transition wrote. Deterministic for one occurrence, distinct for the next one (a phase reopened
+ * by a redrive that ends again is a new occurrence with a new event row).
+ */
+export function notificationIdFor(type: NotificationType, entityId: number, eventId: number): string {
+  return `${type}:${entityId}:${eventId}`;
+}
+
+/**
+ * Why a webhook attempt failed: stable reason codes (never renamed), kept on the delivery and
+ * shown by GET /api/webhooks/{id}/deliveries. The URL and the answer's body are never recorded.
+ */
+export const webhookErrorCodes = {
+  /** No answer within the deadline (10 s). */
+  timeout: "webhook.timeout",
+  /** The connection failed: DNS, refused, reset, TLS. */
+  unreachable: "webhook.unreachable",
+  /** A redirect (3xx): not followed, the configured URL must answer itself. */
+  redirect: "webhook.redirect",
+  /** Any other 4xx. */
+  http4xx: "webhook.http_4xx",
+  /** 410 Gone: the receiver says the endpoint is gone for good; the delivery is not retried. */
+  gone: "webhook.gone",
+  /** 5xx. */
+  http5xx: "webhook.http_5xx",
+  /** The webhook was disabled before this attempt. */
+  disabled: "webhook.disabled",
+} as const;
+export type WebhookErrorCode = (typeof webhookErrorCodes)[keyof typeof webhookErrorCodes];

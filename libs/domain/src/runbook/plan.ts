@@ -1,0 +1,104 @@
+import { resolveStepPartially } from "../templates/resolve.ts";
+import { buildTemplateVariables } from "../templates/variables.ts";
+import { maskSecretParams } from "./mask-secrets.ts";
+import type { RunbookDefinition, StepDefinition } from "./model.ts";
+
+/**
+ * The dry-run plan of a runbook (issue 12, POST /api/runbooks/{name}/plan): for a member (or the
+ * batch, for init steps), each step as the orchestrator would prepare it, without a batch or
+ * anything written. Templates resolve with the orchestrator's own code (resolveStepPartially, which
+ * prepareStepExecution uses) from the same variables (buildTemplateVariables). Two kinds of names
+ * cannot resolve in a plan yet are not mistakes, so they are reported apart as "resolved at run
+ * time" and left as written: `{{_batch_id}}` (no batch exists yet) and the output_params of the
+ * member's earlier steps (worker outputs; at run time they also take precedence over a data
+ * column of the same name, so such a name is left for run time even when the data has it).
+ */
+export interface PlannedStep {
+  readonly step: string;
+  readonly workerId: string;
+  /** Resolved where it can be; a name left for run time keeps its `{{template}}`. */
+  readonly functionName: string;
+  /** Resolved the same way, with secret-looking values masked (mask-secrets.ts). */
+  readonly params: Record<string, unknown>;
+  /** Variables the orchestrator would not find: the step would fail with template.unresolved. */
+  readonly unresolved: readonly string[];
+  /** `_batch_id` and worker outputs of earlier steps: known only once the batch runs. */
+  readonly resolvedAtRunTime: readonly string[];
+}
+
+export interface PlannedPhase {
+  readonly phase: string;
+  /** batch start − offset, as the scheduler stamps it; null for a manual batch (advanced by hand). */
+  readonly dueAt: Date | null;
+  readonly steps: readonly PlannedStep[];
+}
+
+export interface RunbookPlanner {
+  /** The init steps of a batch starting at `batchStartTime` (null: manual). */
+  init(batchStartTime: Date | null): PlannedStep[];
+  /** Every phase of one member with the given data, in runbook order. */
+  member(memberData: Readonly<Record<string, unknown>>, batchStartTime: Date | null): PlannedPhase[];
+}
+
+/** Special variables whose value only exists once a batch does. */
+const RUN_TIME_SPECIALS = ["_batch_id"] as const;
+
+export function createRunbookPlanner(runbook: RunbookDefinition): RunbookPlanner {
+  // Output names available to each step: every output_params of the steps before it, earlier
+  // phases included (worker_data_json accumulates per member across phases). Init steps have
+  // none: their outputs are not stored on any member.
+  const outputsBefore = runbook.phases.map(() => [] as ReadonlySet<string>[]);
+  const seen = new Set<string>();
+  runbook.phases.forEach((phase, phaseIndex) => {
+    phase.steps.forEach((step) => {
+      outputsBefore[phaseIndex]!.push(new Set(seen));
+      for (const name of Object.keys(step.outputParams)) seen.add(name);
+    });
+  });
+  const none: ReadonlySet<string> = new Set();
+
+  return {
+    init: (batchStartTime) =>
+      runbook.init.map((step) => planStep(step, variablesOf(undefined, batchStartTime, none), none)),
+    member: (memberData, batchStartTime) =>
+      runbook.phases.map((phase, phaseIndex) => ({
+        phase: phase.name,
+        dueAt:
+          batchStartTime === null ? null : new Date(batchStartTime.getTime() - phase.offsetMinutes * 60_000),
+        steps: phase.steps.map((step, stepIndex) => {
+          const later = outputsBefore[phaseIndex]![stepIndex]!;
+          return planStep(step, variablesOf(memberData, batchStartTime, later), later);
+        }),
+      })),
+  };
+}
+
+/** The orchestrator's variables minus the names that only exist at run time. */
+function variablesOf(
+  memberData: Readonly<Record<string, unknown>> | undefined,
+  batchStartTime: Date | null,
+  workerOutputs: ReadonlySet<string>,
+): Record<string, unknown> {
+  // batchId 0 is a placeholder, deleted below with the worker outputs.
+  const variables = { ...buildTemplateVariables({ memberData, batchId: 0, batchStartTime }) };
+  for (const name of [...RUN_TIME_SPECIALS, ...workerOutputs]) delete variables[name];
+  return variables;
+}
+
+function planStep(
+  step: StepDefinition,
+  variables: Readonly<Record<string, unknown>>,
+  workerOutputs: ReadonlySet<string>,
+): PlannedStep {
+  const resolved = resolveStepPartially(step, variables);
+  const atRunTime = (name: string) =>
+    (RUN_TIME_SPECIALS as readonly string[]).includes(name) || workerOutputs.has(name);
+  return {
+    step: step.name,
+    workerId: step.workerId,
+    functionName: resolved.functionName,
+    params: maskSecretParams(resolved.params, step.params),
+    unresolved: resolved.missing.filter((name) => !atRunTime(name)),
+    resolvedAtRunTime: resolved.missing.filter(atRunTime),
+  };
+}

@@ -1,0 +1,64 @@
+import { z } from "zod";
+import { count, jsonObject, nullableTimestamp } from "../openapi/wire-types.ts";
+
+/** POST /api/runbooks/{name}/plan: the dry run's answer (the OpenAPI document's components). */
+export const plannedStepSchema = z
+  .object({
+    step: z.string(),
+    workerId: z.string(),
+    functionName: z
+      .string()
+      .meta({ description: "Resolved; a name left for run time keeps its {{template}}" }),
+    params: jsonObject.meta({
+      description:
+        "Resolved parameters; values of secret-looking names (secret, password, token, key, " +
+        "credential, certificate, connection string, …) and values templated from such variables are ***",
+    }),
+    unresolved: z.array(z.string()).meta({
+      description: "Variables found nowhere: the step would fail with template.unresolved",
+    }),
+    resolvedAtRunTime: z.array(z.string()).meta({
+      description: "{{_batch_id}} and worker outputs of earlier steps: known once the batch runs",
+    }),
+  })
+  .meta({ id: "PlannedStep" });
+
+export const runbookPlanSchema = z
+  .object({
+    runbook: z.object({ name: z.string(), version: z.int().min(1) }),
+    input: z
+      .enum(["csv", "source"])
+      .meta({ description: "Members from the CSV body or the runbook's data source" }),
+    memberCount: count.meta({ description: "Members in the input (every CSV row, every source row)" }),
+    checkedMemberCount: count.meta({
+      description: "Members whose steps were planned: every CSV member; the first `limit` source rows",
+    }),
+    unresolvedCount: count.meta({
+      description: "Planned steps (init steps once per batch) with at least one unresolved variable",
+    }),
+    limit: count.meta({ description: "At most this many members are listed" }),
+    batches: z.array(
+      z.object({
+        batchStartTime: nullableTimestamp.meta({
+          description: "null for a manual batch (CSV); the rows' batch time, or now for immediate batching",
+        }),
+        init: z.array(plannedStepSchema),
+        members: z.array(
+          z.object({
+            key: z.string().meta({ description: "The member's primary key value (no other member data)" }),
+            phases: z.array(
+              z.object({
+                phase: z.string(),
+                dueAt: nullableTimestamp.meta({ description: "batch start − offset; null when manual" }),
+                steps: z.array(plannedStepSchema),
+              }),
+            ),
+          }),
+        ),
+      }),
+    ),
+  })
+  .meta({
+    id: "RunbookPlan",
+    description: "What a batch of these members would run, step by step; nothing is written",
+  });

@@ -1,0 +1,281 @@
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { deleteWebhook, insertWebhook, listDeliveries, type NotificationDelivery } from "@matoolkit/db";
+import {
+  notificationMessageTypes,
+  notificationPayloadSchema,
+  routingProperties,
+  topics,
+  type NotificationType,
+} from "@matoolkit/domain";
+import { createLogger } from "@matoolkit/runtime";
+import { checkBatchCompletion, checkPhaseCompletion } from "../completion.ts";
+import {
+  eventually,
+  membersWith,
+  phaseDueBody,
+  publishEvent,
+  runbookYaml,
+  seedBatch,
+  startHarness,
+  type Harness,
+  type SeededBatch,
+} from "../test-harness.ts";
+import { batchStatus } from "../test-queries.ts";
+import { handleNotificationMessage, type DeliverySettings } from "./notifier.ts";
+import { verifyWebhookSignature } from "./signature.ts";
+
+/**
+ * Issue 12 notifications end to end: transitions queue notifications, the notifier fans them out
+ * to webhooks and POSTs them, signed, to a real HTTP receiver; failures are retried with backoff
+ * (short here) and given up, while the batch goes on.
+ */
+interface Received {
+  readonly path: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+}
+
+let h: Harness;
+let receiver: Server;
+let base: string;
+let deadUrl: string;
+const received: Received[] = [];
+const SECRET = "test-secret-of-32-bytes-base64url-xx";
+const ALL: NotificationType[] = [
+  "batch.completed",
+  "batch.failed",
+  "phase.completed",
+  "phase.failed",
+  "member.failed",
+];
+
+beforeAll(async () => {
+  h = await startHarness({ notifier: { retryDelaysMs: [50, 100, 150], jitter: 0, timeoutMs: 5_000 } });
+  receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      received.push({
+        path: req.url ?? "",
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString("utf8"),
+      });
+      const status = req.url?.startsWith("/fail") ? 500 : req.url?.startsWith("/gone") ? 410 : 204;
+      res.writeHead(status).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+  base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  // A port nobody listens on: connection refused.
+  const closed = createServer();
+  await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+  deadUrl = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/hook`;
+  await new Promise<void>((resolve) => closed.close(() => resolve()));
+});
+
+afterAll(async () => {
+  await h?.stop();
+  await new Promise<void>((resolve) => receiver?.close(() => resolve()));
+});
+
+/** Member `m1` fails its only step (no retries); the others succeed. */
+const oneFails = runbookYaml(`
+phases:
+  - name: cutover
+    offset: T-0
+    steps:
+      - name: move
+        worker_id: worker-01
+        function: Test-Flaky
+        params:
+          FailTimes: "{{Fails}}"
+`);
+
+async function runToEnd(batch: SeededBatch): Promise<void> {
+  await publishEvent(h.bus, "phase-due", phaseDueBody(batch, 0), `phase-due:${batch.phases[0]!.id}`);
+  await eventually(
+    () => batchStatus(h.db, batch.batchId),
+    (status) => status === "completed" || status === "failed",
+    "batch to end",
+  );
+}
+
+function webhook(url: string, runbookName: string | null, events: readonly string[] = ALL) {
+  return insertWebhook(h.db, { url, runbookName, events, secret: SECRET, createdBy: "test" });
+}
+
+const deliveriesOf = (webhookId: number) => listDeliveries(h.db, webhookId, { limit: 100 });
+
+async function settled(webhookId: number, count: number): Promise<NotificationDelivery[]> {
+  return eventually(
+    () => deliveriesOf(webhookId),
+    (rows) =>
+      rows.length === count && rows.every((row) => row.status === "delivered" || row.status === "gave_up"),
+    `${count} deliveries of webhook ${webhookId} to settle`,
+  );
+}
+
+/** A fan-out sends nothing itself: these are never used. */
+const unusedSettings: DeliverySettings = {
+  retryDelaysMs: [],
+  timeoutMs: 1,
+  jitter: 0,
+  random: () => 0,
+  fetch: () => Promise.reject(new Error("a fan-out sends nothing")),
+  now: () => new Date(),
+  signal: new AbortController().signal,
+};
+
+const requestsTo = (path: string) => received.filter((request) => request.path === path);
+
+describe("webhook notifications", () => {
+  it("POSTs member.failed, phase.completed and batch.completed, signed, in the documented schema, without member data", async () => {
+    const batch = await seedBatch(
+      h.db,
+      oneFails,
+      membersWith(3, (index) => ({ Fails: index === 1 ? 1 : 0 })),
+    );
+    const global = await webhook(`${base}/global`, null);
+    try {
+      await runToEnd(batch);
+      const rows = await settled(global.id, 3);
+      expect(rows.map((row) => [row.event, row.status, row.attempt, row.httpStatus])).toEqual([
+        ["member.failed", "delivered", 1, 204],
+        ["phase.completed", "delivered", 1, 204],
+        ["batch.completed", "delivered", 1, 204],
+      ]);
+      const requests = requestsTo("/global");
+      expect(requests).toHaveLength(3);
+      for (const request of requests) {
+        const timestamp = String(request.headers["x-matoolkit-timestamp"]);
+        const signature = String(request.headers["x-matoolkit-signature"]);
+        expect(verifyWebhookSignature(SECRET, timestamp, request.body, signature)).toBe(true);
+        expect(verifyWebhookSignature("another-secret", timestamp, request.body, signature)).toBe(false);
+        expect(request.headers["content-type"]).toBe("application/json");
+        const payload = notificationPayloadSchema.parse(JSON.parse(request.body));
+        expect(request.headers["x-matoolkit-event"]).toBe(payload.type);
+        expect(rows.map((row) => String(row.id))).toContain(request.headers["x-matoolkit-delivery"]);
+        // Member keys and data (UPNs here) never travel.
+        expect(request.body).not.toContain("contoso");
+      }
+      const payloads = requests.map((request) => JSON.parse(request.body) as Record<string, unknown>);
+      const byType = new Map(payloads.map((payload) => [payload.type, payload]));
+      const batchRef = {
+        id: batch.batchId,
+        runbookName: batch.runbookName,
+        runbookVersion: batch.runbookVersion,
+      };
+      expect(byType.get("member.failed")).toMatchObject({
+        schemaVersion: 1,
+        batch: batchRef,
+        member: { id: batch.members[1]!.id, stepName: "move", errorCode: "worker.error" },
+      });
+      expect(byType.get("phase.completed")).toMatchObject({
+        batch: batchRef,
+        phase: { id: batch.phases[0]!.id, name: "cutover" },
+        outcome: "partially_succeeded",
+        counts: { succeededMembers: 2, failedMembers: 1 },
+      });
+      expect(byType.get("batch.completed")).toMatchObject({
+        batch: batchRef,
+        outcome: "partially_succeeded",
+        counts: { succeededMembers: 2, failedMembers: 1 },
+      });
+    } finally {
+      await deleteWebhook(h.db, global.id);
+    }
+  });
+
+  it("retries a dead endpoint and a 500 with backoff, then gives up, while the batch and a healthy webhook are unaffected", async () => {
+    const batch = await seedBatch(
+      h.db,
+      oneFails,
+      membersWith(1, () => ({ Fails: 0 })),
+    );
+    const dead = await webhook(deadUrl, batch.runbookName, ["batch.completed"]);
+    const failing = await webhook(`${base}/fail`, batch.runbookName, ["batch.completed"]);
+    const healthy = await webhook(`${base}/healthy`, batch.runbookName, ["batch.completed"]);
+    await runToEnd(batch);
+    expect(await batchStatus(h.db, batch.batchId)).toBe("completed");
+    const [healthyRow] = await settled(healthy.id, 1);
+    expect(healthyRow).toMatchObject({ status: "delivered", attempt: 1 });
+
+    const [deadRow] = await settled(dead.id, 1);
+    expect(deadRow).toMatchObject({
+      status: "gave_up",
+      attempt: 4,
+      httpStatus: null,
+      errorCode: "webhook.unreachable",
+    });
+    expect(deadRow!.attempts.map((attempt) => attempt.errorCode)).toEqual(
+      Array(4).fill("webhook.unreachable"),
+    );
+    const [failingRow] = await settled(failing.id, 1);
+    expect(failingRow).toMatchObject({
+      status: "gave_up",
+      attempt: 4,
+      httpStatus: 500,
+      errorCode: "webhook.http_5xx",
+    });
+    // Backoff: each attempt waited at least its delay (50, 100, 150 ms) after the one before.
+    const times = failingRow!.attempts.map((attempt) => Date.parse(attempt.at));
+    const gaps = times.slice(1).map((time, index) => time - times[index]!);
+    gaps.forEach((gap, index) => expect(gap).toBeGreaterThanOrEqual([50, 100, 150][index]!));
+    // Every attempt of one delivery carries the same delivery id (receivers dedupe on it).
+    const attempts = requestsTo("/fail");
+    expect(attempts).toHaveLength(4);
+    expect(new Set(attempts.map((request) => request.headers["x-matoolkit-delivery"]))).toEqual(
+      new Set([String(failingRow!.id)]),
+    );
+  });
+
+  it("410 Gone is not retried", async () => {
+    const batch = await seedBatch(
+      h.db,
+      oneFails,
+      membersWith(1, () => ({ Fails: 0 })),
+    );
+    const gone = await webhook(`${base}/gone`, batch.runbookName, ["batch.completed"]);
+    await runToEnd(batch);
+    const [row] = await settled(gone.id, 1);
+    expect(row).toMatchObject({ status: "gave_up", attempt: 1, httpStatus: 410, errorCode: "webhook.gone" });
+  });
+
+  it("sends only the subscribed events of the webhook's runbook, and never twice for one occurrence", async () => {
+    const batch = await seedBatch(
+      h.db,
+      oneFails,
+      membersWith(2, () => ({ Fails: 0 })),
+    );
+    const other = await seedBatch(
+      h.db,
+      oneFails,
+      membersWith(1, () => ({ Fails: 0 })),
+    );
+    const scoped = await webhook(`${base}/scoped`, batch.runbookName, ["phase.completed", "member.failed"]);
+    await runToEnd(batch);
+    await runToEnd(other);
+    const [row] = await settled(scoped.id, 1);
+    expect(row).toMatchObject({ event: "phase.completed", status: "delivered" });
+
+    // A duplicate completion check changes nothing and notifies nothing.
+    expect(await checkPhaseCompletion(h.db, batch.phases[0]!.id)).toBeUndefined();
+    expect(await checkBatchCompletion(h.db, batch.batchId)).toBe(false);
+    // The notification message delivered again (past the bus's dedupe window, say) fans out to
+    // nothing new: one delivery per (webhook, notification).
+    await handleNotificationMessage(
+      { db: h.db, logger: createLogger({ level: "silent", name: "test" }), settings: unusedSettings },
+      {
+        id: `again-${row!.notificationId}`,
+        topic: topics.notifications,
+        properties: { [routingProperties.messageType]: notificationMessageTypes.notification },
+        body: row!.payload,
+        deliveryCount: 2,
+      },
+    );
+    expect(await deliveriesOf(scoped.id)).toHaveLength(1);
+    expect(requestsTo("/scoped")).toHaveLength(1);
+  });
+});
