@@ -279,7 +279,7 @@ describe("matoolkit CLI against the embedded system", { timeout: 120_000 }, () =
       const firstPage = await cli("batch", "events", id, "--limit", "3");
       expectOk(firstPage);
       const pageLines = firstPage.stdout.trimEnd().split("\n");
-      expect(pageLines[0]).toMatch(/^\s*ID\s+AT\s+ENTITY\s+FROM\s+TO\s+REASON$/);
+      expect(pageLines[0]).toMatch(/^\s*ID\s+AT\s+ENTITY\s+FROM\s+TO\s+ACTOR\s+REASON$/);
       expect(pageLines).toHaveLength(5);
       const more = /^More: matoolkit batch events (\d+) --after-id (\d+)$/.exec(pageLines[4] ?? "");
       expect(more?.[1]).toBe(id);
@@ -396,6 +396,45 @@ describe("matoolkit CLI against the embedded system", { timeout: 120_000 }, () =
       expect(resumedAgain.code).toBe(1);
       expect(resumedAgain.stderr).toMatch(/^error state\.conflict: batch \d+ is active; .+\n$/);
       expectOk(await cli("batch", "cancel", id));
+    });
+
+    it("shows who paused, resumed and cancelled a batch, in its events and in the audit trail", async () => {
+      const file = join(scratch, "audit.csv");
+      writeFileSync(
+        file,
+        [
+          "UserPrincipalName,DisplayName,TargetEmail,ProxyAddresses,MigrationDate,PreCheck",
+          "adele.vance@contoso.test,Adele Vance,adele@fabrikam.test,,2026-12-05T09:00:00Z,Echo",
+        ].join("\n"),
+      );
+      const id = String((await json("batch", "create", "contoso-pilot", file)).id);
+      expectOk(await cli("batch", "advance", id));
+      await until(["batch", "get", id], (b) => b.status === "active", "init to finish");
+      expectOk(await cli("batch", "pause", id));
+      expectOk(await cli("batch", "resume", id));
+      expectOk(await cli("batch", "cancel", id));
+
+      const audit = await cli("audit", "--batch", id, "--limit", "1000");
+      expectOk(audit);
+      const [header, ...rows] = audit.stdout.trimEnd().split("\n");
+      expect(header).toMatch(/^ID\s+AT\s+ENTITY\s+FROM\s+TO\s+REASON\s+BATCH\s+ACTOR$/);
+      // The operator's own writes, in order, each with the identity the CLI signs as; none of the
+      // orchestrator's consequences (init steps, the phases the cancel ended).
+      const changes = rows.map((row) => row.split(/\s{2,}/));
+      expect(changes.map((cells) => `${cells[3]}>${cells[4]}`)).toEqual([
+        "->detected",
+        "detected>init_dispatched",
+        "active>paused",
+        "paused>active",
+        "active>cancelled",
+      ]);
+      expect(changes.every((cells) => cells.at(-1) === "local-admin" && cells.at(-2) === id)).toBe(true);
+
+      const events = await cli("batch", "events", id, "--limit", "1000");
+      expectOk(events);
+      expect(events.stdout).toMatch(/ paused\s+local-admin\s+paused by operator/);
+      // The system's own changes carry no actor.
+      expect(events.stdout).toMatch(/ init_dispatched\s+active\s+-\s+init complete/);
     });
 
     it("lists every member of a batch larger than a page, 500 per request, and the first n with --limit", async () => {

@@ -1,4 +1,5 @@
 import { Command, CommanderError, Option } from "commander";
+import { registerAuditCommands } from "./commands/audit.commands.ts";
 import { registerAuthCommands } from "./commands/auth.commands.ts";
 import { registerAutomationCommands } from "./commands/automation.commands.ts";
 import { registerBatchCommands } from "./commands/batch.commands.ts";
@@ -53,5 +54,6 @@ function buildProgram(runtime: CommandRuntime): Command {
   registerAuthCommands(program, runtime);
   registerConfigCommands(program, runtime);
   registerWebhookCommands(program, runtime);
+  registerAuditCommands(program, runtime);
   return program;
 }

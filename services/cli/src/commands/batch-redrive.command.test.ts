@@ -95,7 +95,7 @@ describe("matoolkit batch redrive", () => {
   it("prints what was redriven and the job id each step runs with next; --json prints the answer", async () => {
     const human = await run(["batch", "redrive", "7", "--all-failed"]);
     const lines = human.stdout.trimEnd().split("\n");
-    expect(lines[0]).toBe("Batch 7: redrove 1 member(s), 2 step(s) run again (batch active).");
+    expect(lines[0]).toBe("Batch 7: 1 member(s) redriven, 2 step(s) to run again (batch active).");
     expect(lines[1]).toMatch(/^MEMBER\s+STEP\s+NAME\s+NEXT JOB$/);
     expect(lines.slice(2)).toEqual([
       expect.stringMatching(/^\s*12\s+40\s+move-mailbox\s+step-40-redrive-1$/),

@@ -51,7 +51,7 @@ export function registerBatchRedriveCommand(batch: Command, runtime: CommandRunt
             member.steps.map((step) => ({ memberId: member.memberId, ...step })),
           );
           session.output.line(
-            `Batch ${r.batchId}: redrove ${r.redriven.length} member(s), ${steps.length} step(s) run again (batch ${r.batchStatus}).`,
+            `Batch ${r.batchId}: ${r.redriven.length} member(s) redriven, ${steps.length} step(s) to run again (batch ${r.batchStatus}).`,
           );
           if (r.batchStatus === "paused")
             session.output.line(`Nothing runs until: matoolkit batch resume ${r.batchId}`);

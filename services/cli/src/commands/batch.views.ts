@@ -155,6 +155,7 @@ export const eventColumns = [
   { header: "ENTITY", value: (e: EventView) => `${e.entity} ${e.entityId}` },
   { header: "FROM", value: (e: EventView) => e.fromStatus },
   { header: "TO", value: (e: EventView) => e.toStatus },
+  { header: "ACTOR", value: (e: EventView) => e.actor },
   { header: "REASON", value: (e: EventView) => e.reason, shrink: true },
 ];
 

@@ -150,6 +150,8 @@ export const eventView = z.looseObject({
   fromStatus: z.string().nullable(),
   toStatus: z.string(),
   reason: z.string().nullable(),
+  /** The operator whose request made the change; null (or absent from older servers) for the system's. */
+  actor: z.string().nullable().optional(),
   at: z.string(),
 });
 export type EventView = z.infer<typeof eventView>;
