@@ -398,6 +398,26 @@ describe("matoolkit CLI against the embedded system", { timeout: 120_000 }, () =
       expectOk(await cli("batch", "cancel", id));
     });
 
+    it("refuses the same CSV twice in a row, naming the batch it made, unless --allow-duplicate", async () => {
+      const file = join(scratch, "twice.csv");
+      writeFileSync(
+        file,
+        [
+          "UserPrincipalName,DisplayName,TargetEmail,ProxyAddresses,MigrationDate,PreCheck",
+          "lynne.robbins@contoso.test,Lynne Robbins,lynne@fabrikam.test,,2026-12-05T09:00:00Z,Echo",
+        ].join("\n"),
+      );
+      const first = await json("batch", "create", "contoso-pilot", file);
+      const second = await cli("batch", "create", "contoso-pilot", file);
+      expect(second.code).toBe(1);
+      expect(second.stderr).toMatch(
+        new RegExp(`^error batch\\.duplicate: batch ${first.id} was created from the same`),
+      );
+      const third = await json("batch", "create", "contoso-pilot", file, "--allow-duplicate");
+      expect(third.id).toBeGreaterThan(first.id);
+      for (const id of [first.id, third.id]) expectOk(await cli("batch", "cancel", String(id)));
+    });
+
     it("shows who paused, resumed and cancelled a batch, in its events and in the audit trail", async () => {
       const file = join(scratch, "audit.csv");
       writeFileSync(

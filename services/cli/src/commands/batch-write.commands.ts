@@ -42,11 +42,15 @@ export function registerBatchWriteCommands(batch: Command, runtime: CommandRunti
     .description("create a manual batch from a CSV of members (header row, one member per line)")
     .argument("<runbook>", "runbook name")
     .argument("<file>", "members CSV")
+    .option(
+      "--allow-duplicate",
+      "create it even if the same runbook and CSV made a batch minutes ago (refused by default: batch.duplicate)",
+    )
     .action(
-      action(runtime, async (session, runbook: string, file: string) => {
+      action(runtime, async (session, runbook: string, file: string, options: { allowDuplicate?: true }) => {
         const csv = await readInputFile(session.context.cwd, file, "members CSV");
         const created = await session.api().json("POST", "/batches", {
-          query: { runbook },
+          query: { runbook, ...(options.allowDuplicate === true ? { allowDuplicate: "true" } : {}) },
           body: { text: csv, contentType: "text/csv" },
         });
         session.output.result(created, (value) => {
