@@ -39,7 +39,9 @@ describe("0002_cancellation", () => {
     const seeded = await seedBatch(db, 1);
     await expect(setStatus(db, "batches", seeded.batch.id, "cancelled")).resolves.toBeDefined();
     await expect(setStatus(db, "phase_executions", seeded.phase.id, "cancelled")).resolves.toBeDefined();
-    await expect(setStatus(db, "batches", seeded.batch.id, "suspended")).rejects.toThrow(/batches_status_check/);
+    await expect(setStatus(db, "batches", seeded.batch.id, "suspended")).rejects.toThrow(
+      /batches_status_check/,
+    );
   });
 
   it("indexes the dispatched executions and the annotation events", async () => {
