@@ -90,6 +90,14 @@ function parameterTargets(): ReadonlyArray<readonly [method: string, template: s
     ["POST", "/runbooks/{absent-runbook}/query/preview?limit={5}"],
     ["POST", "/runbooks?name={fuzzed}&overdueBehavior={rerun}&rerunInit={true}", validYaml.toString("utf8")],
     ["GET", "/problems/{state.conflict}"],
+    // Issue 12's operations.
+    ["GET", `/batches/{${batchId}}/report.csv`],
+    ["GET", "/audit?afterId={0}&limit={10}&actor={local-admin}&batchId={1}"],
+    ["POST", "/batches/{999999}/pause"],
+    ["POST", "/batches/{999999}/resume"],
+    ["POST", "/batches/{999999}/redrive", '{"memberIds":[1,2]}'],
+    ["POST", `/runbooks/{${runbook}}/plan?limit={5}`, members],
+    ["GET", "/webhooks/{999999}/deliveries?afterId={0}&limit={10}"],
   ];
 }
 
@@ -103,7 +111,7 @@ function parameterCase(random: Random): FuzzCase {
     slot++ === mutated ? mutateParameter(random, value) : value,
   );
   const type =
-    body === undefined
+    body === undefined || body.startsWith("{")
       ? "application/json"
       : body.startsWith("UserPrincipalName")
         ? "text/csv"
