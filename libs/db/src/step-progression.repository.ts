@@ -1,4 +1,5 @@
 import { sql } from "kysely";
+import type { PreparedExecution } from "@matoolkit/domain";
 import type { BatchWithRunbook } from "./batches.repository.ts";
 import type { Db } from "./connection.ts";
 import { createExecutionRepository } from "./execution-repository.ts";
@@ -146,24 +147,11 @@ export async function phaseIdsOfSteps(db: Db, ids: readonly number[]): Promise<n
   return result.rows.map((row) => Number(row.phase_execution_id));
 }
 
-/** A step to create `pending`: what the runbook step resolved to for this member. */
-export interface PendingStep {
+/** A step to create `pending`: what the runbook step resolved to for this member (domain's prepareStepExecution). */
+export interface PendingStep extends PreparedExecution {
   readonly batchId: number;
   readonly phaseExecutionId: number;
   readonly batchMemberId: number;
-  readonly stepName: string;
-  readonly stepIndex: number;
-  readonly workerId: string;
-  readonly functionName: string;
-  readonly paramsJson: Record<string, unknown>;
-  readonly paramsResolved: boolean;
-  readonly isPollStep: boolean;
-  readonly pollIntervalSec: number | null;
-  readonly pollTimeoutSec: number | null;
-  readonly onFailure: string | null;
-  readonly maxRetries: number;
-  readonly retryIntervalSec: number | null;
-  readonly timeoutSec: number | null;
 }
 
 /** Rows per statement: one jsonb parameter each, so the size is bounded by memory, not bind parameters. */
