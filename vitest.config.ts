@@ -7,6 +7,7 @@ export default defineConfig({
       "services/*/src/**/*.test.ts",
       "scripts/**/*.test.ts",
       "drills/**/*.test.ts",
+      "deploy/**/*.test.ts",
     ],
     // One PostgreSQL for the whole run (TEST_DATABASE_URL, testcontainers or embedded); each test
     // file clones its own database from a migrated template (see libs/testing).

@@ -61,6 +61,7 @@ export async function bootPlatform(
   const embedded: EmbeddedRuntime | undefined = needsEmbedded
     ? await createEmbeddedRuntime({
         connectionString: database.connectionString,
+        ...(database.password === undefined ? {} : { password: database.password }),
         db: database.db,
         logger: log,
         dedupeWindowSeconds: config.dedupeWindowSeconds,
@@ -110,6 +111,7 @@ export async function bootPlatform(
   const relay = await startOutboxRelay({
     db: database.db,
     connectionString: database.connectionString,
+    ...(database.password === undefined ? {} : { password: database.password }),
     bus,
     logger: log,
   });

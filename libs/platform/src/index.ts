@@ -1,5 +1,6 @@
 export * from "./azure-credential.ts";
 export * from "./boot-platform.ts";
+export * from "./database-token.ts";
 export * from "./open-database.ts";
 export * from "./platform-config.ts";
 export * from "./run-until-signalled.ts";

@@ -5,15 +5,20 @@ import {
   directoryBlockingPostgresUser,
   migrateToLatest,
   startEmbeddedPostgres,
+  type DatabasePassword,
   type Db,
   type SupervisionEvent,
 } from "@matoolkit/db";
 import type { Logger } from "@matoolkit/runtime";
+import { lazyAzureCredential } from "./azure-credential.ts";
+import { entraDatabasePassword } from "./database-token.ts";
 import type { PlatformConfig } from "./platform-config.ts";
 
 export interface OpenDatabase {
   readonly db: Db;
   readonly connectionString: string;
+  /** DATABASE_AUTH=entra: asked at each new connection (pools, LISTEN, pg-boss). */
+  readonly password?: DatabasePassword;
   /** "embedded" when this process started its own PostgreSQL. */
   readonly kind: "server" | "embedded";
   /** Where the embedded cluster keeps its files (the data dir, or the fallback as root). */
@@ -54,11 +59,18 @@ export async function openDatabase(
       logger.info({ component: "embedded-postgres" }, "embedded PostgreSQL stopped");
     };
   }
-  const db = createDb({ connectionString, applicationName, maxConnections: config.databasePoolSize });
+  const password = databasePasswordFor(config);
+  const db = createDb({
+    connectionString,
+    ...(password === undefined ? {} : { password }),
+    applicationName,
+    maxConnections: config.databasePoolSize,
+  });
   await migrateToLatest(db);
   return {
     db,
     connectionString,
+    ...(password === undefined ? {} : { password }),
     kind: stopEmbedded === undefined ? "server" : "embedded",
     ...(embeddedDataDir === undefined ? {} : { embeddedDataDir }),
     close: async () => {
@@ -66,6 +78,25 @@ export async function openDatabase(
       await stopEmbedded?.();
     },
   };
+}
+
+/** Passwordless PostgreSQL: tokens of the configured identity (built on the first connection). */
+function databasePasswordFor(config: PlatformConfig): DatabasePassword | undefined {
+  switch (config.databaseAuth) {
+    case "password":
+      return undefined;
+    case "entra": {
+      const plan = config.databaseCredential ?? {
+        kind: "managed-identity" as const,
+        ...(config.databaseAuthClientId === undefined ? {} : { clientId: config.databaseAuthClientId }),
+      };
+      return entraDatabasePassword(lazyAzureCredential(plan));
+    }
+    default: {
+      const unknown: never = config.databaseAuth;
+      throw new Error(`unknown DATABASE_AUTH ${String(unknown)}`);
+    }
+  }
 }
 
 /** The embedded server died and is being restarted: the pools reconnect once it is back. */

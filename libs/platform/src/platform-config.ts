@@ -1,3 +1,4 @@
+import { azureCredentialPlanFromEnv, type AzureCredentialPlan } from "./azure-credential-plan.ts";
 import { z } from "zod";
 
 /**
@@ -39,6 +40,12 @@ export const platformConfigSchema = z
   .object({
     /** PostgreSQL server to use; when absent an embedded PostgreSQL runs in `<dataDir>/postgres`. */
     databaseUrl: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+    /**
+     * `password`: the URL's own (or none, trust). `entra`: passwordless, a Microsoft Entra token
+     * of the managed identity (DATABASE_AUTH_CLIENT_ID) at each connection (database-token.ts).
+     */
+    databaseAuth: z.enum(["password", "entra"]).default("password"),
+    databaseAuthClientId: z.guid("must be the managed identity's client id (a GUID)").optional(),
     /** Local state: embedded database, local signing key. */
     dataDir: z.string().min(1).default(".matoolkit"),
     embeddedPostgresPort: z.coerce.number().int().min(1024).max(65535).default(54329),
@@ -83,6 +90,24 @@ export const platformConfigSchema = z
           "the Dapr bus needs a Dapr timers adapter for delayed messages (dapr-jobs or dapr-delayed-messages)",
       });
     }
+    if (raw.databaseAuth === "entra" && raw.databaseUrl === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["databaseAuth"],
+        message: "entra authenticates to a PostgreSQL server: set DATABASE_URL (host, database, role name)",
+      });
+    }
+    if (
+      raw.databaseAuth === "entra" &&
+      raw.databaseUrl !== undefined &&
+      new URL(raw.databaseUrl).password !== ""
+    ) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["databaseAuth"],
+        message: "with entra the password is a token: remove the password from DATABASE_URL",
+      });
+    }
     const usesDapr = Object.values(adapters).some((adapter) => adapter !== "embedded");
     if (usesDapr && raw.databaseUrl === undefined) {
       ctx.addIssue({
@@ -111,6 +136,8 @@ export const platformConfigSchema = z
     }
     return {
       databaseUrl: raw.databaseUrl,
+      databaseAuth: raw.databaseAuth,
+      ...(raw.databaseAuthClientId === undefined ? {} : { databaseAuthClientId: raw.databaseAuthClientId }),
       dataDir: raw.dataDir,
       embeddedPostgresPort: raw.embeddedPostgresPort,
       logLevel: raw.logLevel,
@@ -121,11 +148,16 @@ export const platformConfigSchema = z
       dapr: usesDapr ? dapr : undefined,
     };
   });
-export type PlatformConfig = z.infer<typeof platformConfigSchema>;
+export type PlatformConfig = z.infer<typeof platformConfigSchema> & {
+  /** DATABASE_AUTH=entra: the identity whose tokens log in (AZURE_* variables, DATABASE_AUTH_CLIENT_ID). */
+  readonly databaseCredential?: AzureCredentialPlan;
+};
 export type AdapterChoice = PlatformConfig["adapters"];
 
 const envNames: Record<string, string> = {
   databaseUrl: "DATABASE_URL",
+  databaseAuth: "DATABASE_AUTH",
+  databaseAuthClientId: "DATABASE_AUTH_CLIENT_ID",
   dataDir: "MATOOLKIT_DATA_DIR",
   embeddedPostgresPort: "MATOOLKIT_EMBEDDED_PG_PORT",
   runtime: "MATOOLKIT_RUNTIME",
@@ -158,7 +190,16 @@ export function platformConfigFromEnv(env: Record<string, string | undefined>): 
       .filter(([key]) => !key.includes("."))
       .map(([key, name]) => [key, emptyToUndefined(env[name])]),
   );
-  return parseOrExplain(platformConfigSchema, raw, envNames);
+  const config: PlatformConfig = parseOrExplain(platformConfigSchema, raw, envNames);
+  if (config.databaseAuth !== "entra") return config;
+  return {
+    ...config,
+    databaseCredential: azureCredentialPlanFromEnv(env, {
+      ...(config.databaseAuthClientId === undefined
+        ? {}
+        : { managedIdentityClientId: config.databaseAuthClientId }),
+    }),
+  };
 }
 
 export function parseOrExplain<T extends z.ZodType>(

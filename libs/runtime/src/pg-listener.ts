@@ -1,8 +1,10 @@
+import { pgConnectionConfig, type DatabasePassword } from "@matoolkit/db";
 import pg from "pg";
 import type { Logger } from "./logger.ts";
 
 export interface PgListenerOptions {
   readonly connectionString: string;
+  readonly password?: DatabasePassword;
   readonly channel: string;
   readonly onNotification: (payload: string) => void;
   /** Called after a reconnect: notifications sent while disconnected are lost, so catch up. */
@@ -31,7 +33,7 @@ export async function startPgListener(options: PgListenerOptions): Promise<PgLis
 
   const connect = async (): Promise<void> => {
     const next = new pg.Client({
-      connectionString: options.connectionString,
+      ...pgConnectionConfig(options.connectionString, options.password),
       application_name: options.applicationName ?? "matoolkit-listen",
     });
     next.on("notification", (message) => {

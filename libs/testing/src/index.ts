@@ -1,2 +1,3 @@
 export * from "./database.ts";
 export * from "./postgres-server.ts";
+export * from "./postgres-login-recorder.ts";

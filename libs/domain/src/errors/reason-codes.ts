@@ -82,6 +82,8 @@ export const reasonCodes = {
   authForbidden: "auth.forbidden",
   /** A request or other input failed validation. */
   validationInvalidInput: "validation.invalid_input",
+  /** No Microsoft Entra token could be had for PostgreSQL (DATABASE_AUTH=entra). */
+  databaseAuthFailed: "database.auth_failed",
   /** An error the code did not anticipate; the logs hold the details. */
   unexpectedException: "unexpected.exception",
 } as const;

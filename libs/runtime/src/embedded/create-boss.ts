@@ -1,8 +1,10 @@
+import { pgConnectionConfig, type DatabasePassword } from "@matoolkit/db";
 import PgBoss from "pg-boss";
 import { bossSchema } from "./bus-tables.ts";
 
 export interface CreateBossOptions {
   readonly connectionString: string;
+  readonly password?: DatabasePassword;
   /** pg-boss keeps its own small pool: consumers poll through it, publishes use the caller's db. */
   readonly maxConnections?: number;
   /** Run pg-boss maintenance (expire stale locks, archive, purge) in this process. */
@@ -13,7 +15,8 @@ export interface CreateBossOptions {
 
 export function createBoss(options: CreateBossOptions): PgBoss {
   return new PgBoss({
-    connectionString: options.connectionString,
+    // pg-boss hands these to pg.Pool, which asks a password function at every new connection.
+    ...(pgConnectionConfig(options.connectionString, options.password) as PgBoss.ConstructorOptions),
     max: options.maxConnections ?? 5,
     application_name: "matoolkit-bus",
     schema: bossSchema,

@@ -9,9 +9,12 @@ import { createPgBossMessageBus } from "./pg-boss-message-bus.ts";
 import { createPgBossTimers } from "./pg-boss-timers.ts";
 import { createPostgresIdempotencyStore } from "./postgres-idempotency-store.ts";
 import type { AnyKysely } from "../any-kysely.ts";
+import type { DatabasePassword } from "@matoolkit/db";
 
 export interface EmbeddedRuntimeOptions extends BusTuning {
   readonly connectionString: string;
+  /** Asked at each new connection instead of the URL's password (passwordless PostgreSQL). */
+  readonly password?: DatabasePassword;
   /** The service's database handle (its pool): publishes, idempotency and the outbox use it. */
   readonly db: AnyKysely;
   readonly logger: Logger;
@@ -33,11 +36,13 @@ export interface EmbeddedRuntime {
  * the timers share one pg-boss (one pool, one maintenance loop per process).
  */
 export async function createEmbeddedRuntime(options: EmbeddedRuntimeOptions): Promise<EmbeddedRuntime> {
-  const { connectionString, db } = options;
+  const { connectionString, db, password } = options;
+  const withPassword = password === undefined ? {} : { password };
   const logger = options.logger.child({ component: "runtime" });
-  await installBusSchema(connectionString);
+  await installBusSchema(connectionString, password);
   const boss = createBoss({
     connectionString,
+    ...withPassword,
     maxConnections: options.bossMaxConnections,
     maintenance: true,
     maintenanceIntervalSeconds: busTuningSchema.parse(options).maintenanceIntervalSeconds,
@@ -68,7 +73,14 @@ export async function createEmbeddedRuntime(options: EmbeddedRuntimeOptions): Pr
     timers,
     idempotency: createPostgresIdempotencyStore(db),
     async startOutboxRelay(relayOptions) {
-      const relay = await startOutboxRelay({ ...relayOptions, db, bus, logger, connectionString });
+      const relay = await startOutboxRelay({
+        ...relayOptions,
+        db,
+        bus,
+        logger,
+        connectionString,
+        ...withPassword,
+      });
       relays.push(relay);
       return relay;
     },

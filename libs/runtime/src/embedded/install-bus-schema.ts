@@ -1,3 +1,4 @@
+import { pgConnectionConfig, type DatabasePassword } from "@matoolkit/db";
 import pg from "pg";
 import { installBusTables } from "./bus-tables.ts";
 import { createBoss } from "./create-boss.ts";
@@ -8,8 +9,13 @@ import { createBoss } from "./create-boss.ts";
  * takes an advisory lock for its migrations, and so do we. The test harness runs it once on the
  * template database; the embedded runtime runs it at every start.
  */
-export async function installBusSchema(connectionString: string): Promise<void> {
-  const boss = createBoss({ connectionString, maxConnections: 1, maintenance: false });
+export async function installBusSchema(connectionString: string, password?: DatabasePassword): Promise<void> {
+  const boss = createBoss({
+    connectionString,
+    ...(password === undefined ? {} : { password }),
+    maxConnections: 1,
+    maintenance: false,
+  });
   let failure: unknown;
   boss.on("error", (error) => {
     failure ??= error;
@@ -18,7 +24,10 @@ export async function installBusSchema(connectionString: string): Promise<void> 
   await boss.stop({ graceful: false });
   if (failure !== undefined) throw failure;
 
-  const client = new pg.Client({ connectionString, application_name: "matoolkit-bus-install" });
+  const client = new pg.Client({
+    ...pgConnectionConfig(connectionString, password),
+    application_name: "matoolkit-bus-install",
+  });
   await client.connect();
   try {
     await installBusTables(client);

@@ -1,3 +1,4 @@
+import type { DatabasePassword } from "@matoolkit/db";
 import { toSafeError } from "@matoolkit/domain";
 import type PgBoss from "pg-boss";
 import type { Logger } from "../logger.ts";
@@ -29,6 +30,7 @@ export interface PgBossMessageBusOptions extends BusTuning {
   readonly db: AnyKysely;
   /** For the LISTEN connection that wakes consumers as soon as a message is published. */
   readonly connectionString: string;
+  readonly password?: DatabasePassword;
   readonly logger: Logger;
 }
 
@@ -62,6 +64,7 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
 
   const listener = await startPgListener({
     connectionString: options.connectionString,
+    ...(options.password === undefined ? {} : { password: options.password }),
     channel: busNotifyChannel,
     logger,
     applicationName: "matoolkit-bus-listen",

@@ -1,5 +1,5 @@
 import { claimOutboxBatch, deleteOutbox, OUTBOX_CHANNEL } from "@matoolkit/db";
-import type { Db } from "@matoolkit/db";
+import type { DatabasePassword, Db } from "@matoolkit/db";
 import type { Logger } from "../logger.ts";
 import { startPgListener } from "../pg-listener.ts";
 import type { PgListener } from "../pg-listener.ts";
@@ -16,6 +16,8 @@ export interface OutboxRelayOptions {
   readonly logger: Logger;
   /** For the LISTEN connection; without it the relay only polls. */
   readonly connectionString?: string;
+  /** With connectionString: asked at each connection instead of the URL's password. */
+  readonly password?: DatabasePassword;
   /** Safety-net poll (a lost notification, a row left by a failed publish). */
   readonly pollIntervalMs?: number;
   /** Rows locked and published (one `publishMany`) per transaction; 500 by default. */
@@ -118,6 +120,7 @@ export async function startOutboxRelay(options: OutboxRelayOptions): Promise<Out
   if (options.connectionString !== undefined) {
     listener = await startPgListener({
       connectionString: options.connectionString,
+      ...(options.password === undefined ? {} : { password: options.password }),
       channel: outboxNotifyChannel,
       logger,
       applicationName: "matoolkit-outbox-listen",
