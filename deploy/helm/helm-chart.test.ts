@@ -1,0 +1,606 @@
+/**
+ * The Helm chart (deploy/helm/matoolkit), rendered for real: no helm binary can be installed on
+ * the test machines, so deploy/helm/render (Helm 3's template engine on Debian's Sprig and YAML
+ * packages, see its header) is built once with the Go toolchain, offline, and run like
+ * `helm template` / `helm lint` on the default values and every ci/*-values.yaml. The rendered
+ * objects are then checked against the Kubernetes schemas (kubernetes-models), the Dapr schemas
+ * the repository already validates components/ with, zod schemas of the KEDA resources, and the
+ * code: app ids, ports, variables, subscriptions and commands.
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { topics } from "@matoolkit/domain";
+import { platformConfigFromEnv } from "../../libs/platform/src/platform-config.ts";
+import * as batchV1 from "kubernetes-models/batch/v1";
+import * as appsV1 from "kubernetes-models/apps/v1";
+import * as networkingV1 from "kubernetes-models/networking.k8s.io/v1";
+import * as policyV1 from "kubernetes-models/policy/v1";
+import * as coreV1 from "kubernetes-models/v1";
+import { beforeAll, describe, expect, it } from "vitest";
+import { parse, parseAllDocuments } from "yaml";
+import { z } from "zod";
+import { unknownMetadataFieldProblems } from "../../scripts/dapr-config/component-metadata-fields.ts";
+import {
+  componentSchema,
+  configurationSchema,
+  resiliencySchema,
+} from "../../scripts/dapr-config/dapr-config-schemas.ts";
+import { daprApps } from "../../scripts/dapr-config/dapr-conventions.ts";
+import { parseDaprYaml } from "../../scripts/dapr-config/load-dapr-files.ts";
+import { adminApiConfigFromEnv } from "../../services/admin-api/src/admin-api-config.ts";
+import { authConfigFromEnv } from "../../services/admin-api/src/auth/auth-config.ts";
+import { orchestratorConfigFromEnv } from "../../services/orchestrator/src/orchestrator-config.ts";
+import { schedulerConfigFromEnv } from "../../services/scheduler/src/scheduler-config.ts";
+import { workerConfigFromEnv } from "../../services/worker/src/worker-config.ts";
+
+const root = join(import.meta.dirname, "..", "..");
+const chartDir = join(root, "deploy", "helm", "matoolkit");
+const cacheDir = join(root, "node_modules", ".cache", "matoolkit-helm-render");
+const renderer = join(cacheDir, "render");
+const ciFiles = readdirSync(join(chartDir, "ci"))
+  .filter((file) => file.endsWith("-values.yaml"))
+  .sort();
+
+/** The image's commands (deployment contract). */
+const imageCommands = ["all-in-one", "admin-api", "orchestrator", "scheduler", "worker", "migrate"];
+
+/**
+ * Builds the renderer in GOPATH mode from Debian's packages (/usr/share/gocode), which needs no
+ * network: a small GOPATH of its own maps the `/v3` import paths of Sprig 3 and semver 3 (module
+ * paths) onto the packaged directories.
+ */
+function buildRenderer(): void {
+  const gopath = join(cacheDir, "gopath");
+  for (const module of ["sprig", "semver"]) {
+    const parent = join(gopath, "src", "github.com", "Masterminds", module);
+    mkdirSync(parent, { recursive: true });
+    const link = join(parent, "v3");
+    if (!existsSync(link)) symlinkSync(`/usr/share/gocode/src/github.com/Masterminds/${module}`, link);
+  }
+  execFileSync("go", ["build", "-o", renderer, "."], {
+    cwd: join(root, "deploy", "helm", "render"),
+    env: {
+      ...process.env,
+      GO111MODULE: "off",
+      GOPATH: `${gopath}:/usr/share/gocode`,
+      GOCACHE: join(cacheDir, "go-build"),
+      GOFLAGS: "",
+      GOPROXY: "off",
+      GOTOOLCHAIN: "local",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+}
+
+interface RenderResult {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function run(mode: "template" | "lint", args: readonly string[]): RenderResult {
+  const result = spawnSync(
+    renderer,
+    [mode, chartDir, "--name", "matoolkit", "--namespace", "matoolkit", ...args],
+    {
+      encoding: "utf8",
+    },
+  );
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+const k8sObject = z.looseObject({
+  apiVersion: z.string(),
+  kind: z.string(),
+  metadata: z.looseObject({
+    name: z.string(),
+    labels: z.record(z.string(), z.string()).optional(),
+    annotations: z.record(z.string(), z.string()).optional(),
+  }),
+});
+type K8sObject = z.infer<typeof k8sObject> & { readonly source: string; readonly text: string };
+
+function render(valuesFile: string | undefined, extra: readonly string[] = []): K8sObject[] {
+  const args = [...(valuesFile === undefined ? [] : ["-f", join(chartDir, "ci", valuesFile)]), ...extra];
+  const result = run("template", args);
+  if (result.status !== 0) throw new Error(`render failed: ${result.stderr}`);
+  return result.stdout
+    .split(/^---\n/m)
+    .filter((doc) => doc.trim() !== "")
+    .map((text) => {
+      const source = /^# Source: (.+)$/m.exec(text)?.[1] ?? "?";
+      return { ...k8sObject.parse(parse(text)), source, text };
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schemas of the custom resources (Dapr: the repository's own; KEDA: its documented fields)
+
+const kubernetesKinds: Record<string, { validate(object: unknown): void }> = {
+  "v1/ServiceAccount": { validate: (o) => new coreV1.ServiceAccount(o as never).validate() },
+  "v1/Service": { validate: (o) => new coreV1.Service(o as never).validate() },
+  "apps/v1/Deployment": { validate: (o) => new appsV1.Deployment(o as never).validate() },
+  "batch/v1/Job": { validate: (o) => new batchV1.Job(o as never).validate() },
+  "policy/v1/PodDisruptionBudget": {
+    validate: (o) => new policyV1.PodDisruptionBudget(o as never).validate(),
+  },
+  "networking.k8s.io/v1/Ingress": { validate: (o) => new networkingV1.Ingress(o as never).validate() },
+};
+
+const kedaMetadata = z.looseObject({ name: z.string(), labels: z.record(z.string(), z.string()).optional() });
+/** keda.sh/v1alpha1 ScaledObject (KEDA 2.x reference: "Scaling Deployments"), azure-servicebus trigger. */
+const scaledObjectSchema = z.strictObject({
+  apiVersion: z.literal("keda.sh/v1alpha1"),
+  kind: z.literal("ScaledObject"),
+  metadata: kedaMetadata,
+  spec: z.strictObject({
+    scaleTargetRef: z.strictObject({ name: z.string().min(1), kind: z.string().optional() }),
+    minReplicaCount: z.number().int().min(0),
+    maxReplicaCount: z.number().int().min(1),
+    pollingInterval: z.number().int().positive(),
+    cooldownPeriod: z.number().int().positive(),
+    triggers: z
+      .array(
+        z.strictObject({
+          type: z.literal("azure-servicebus"),
+          metadata: z.strictObject({
+            namespace: z.string().regex(/^[a-zA-Z][a-zA-Z0-9-]{4,48}[a-zA-Z0-9]$/, "a namespace name"),
+            topicName: z.string().min(1),
+            subscriptionName: z.string().min(1),
+            messageCount: z.string().regex(/^\d+$/),
+            activationMessageCount: z.string().regex(/^\d+$/),
+          }),
+          authenticationRef: z.strictObject({ name: z.string().min(1) }),
+        }),
+      )
+      .length(1),
+  }),
+});
+const triggerAuthenticationSchema = z.strictObject({
+  apiVersion: z.literal("keda.sh/v1alpha1"),
+  kind: z.literal("TriggerAuthentication"),
+  metadata: kedaMetadata,
+  spec: z.strictObject({
+    podIdentity: z.strictObject({ provider: z.literal("azure-workload"), identityId: z.guid() }),
+  }),
+});
+
+function validateObject(object: K8sObject): void {
+  const key = `${object.apiVersion}/${object.kind}`;
+  const { source: _source, text: _text, ...plain } = object;
+  const kubernetes = kubernetesKinds[key];
+  if (kubernetes) return kubernetes.validate(plain);
+  switch (key) {
+    case "dapr.io/v1alpha1/Component": {
+      componentSchema.parse(plain);
+      const [document] = parseDaprYaml(object.source, object.text);
+      expect(unknownMetadataFieldProblems(document!)).toEqual([]);
+      return;
+    }
+    case "dapr.io/v1alpha1/Resiliency":
+      resiliencySchema.parse(plain);
+      return;
+    case "dapr.io/v1alpha1/Configuration":
+      configurationSchema.parse(plain);
+      return;
+    case "keda.sh/v1alpha1/ScaledObject":
+      scaledObjectSchema.parse(plain);
+      return;
+    case "keda.sh/v1alpha1/TriggerAuthentication":
+      triggerAuthenticationSchema.parse(plain);
+      return;
+    default:
+      throw new Error(`${object.source}: no schema for ${key}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The code's side
+
+/** Source text of the code (not tests): where a variable the chart sets must be read. */
+const codeText = (() => {
+  const texts: string[] = [];
+  for (const base of ["libs", "services", join("scripts", "build")]) {
+    const dir = join(root, base);
+    if (!existsSync(dir)) continue;
+    for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+      const path = join(entry.parentPath, entry.name);
+      if (!entry.isFile() || path.includes("node_modules") || path.includes(`${join("dist", "")}`)) continue;
+      if (!/\.(ts|mts|mjs|js)$/.test(entry.name) || /\.test\.ts$/.test(entry.name)) continue;
+      texts.push(readFileSync(path, "utf8"));
+    }
+  }
+  return texts.join("\n");
+})();
+
+/** `matoolkit-orchestrator` 3001/3501/50001 in dapr/README.md: app id -> app port. */
+const readmeAppPorts = new Map(
+  [
+    ...readFileSync(join(root, "dapr", "README.md"), "utf8").matchAll(
+      /`(matoolkit-[a-z-]+)` (\d+)\/\d+\/\d+/g,
+    ),
+  ].map((match) => [match[1]!, Number(match[2])]),
+);
+
+type EnvVar = { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } };
+interface Pod {
+  readonly annotations: Record<string, string>;
+  readonly labels: Record<string, string>;
+  readonly serviceAccountName: string;
+  readonly container: {
+    args: string[];
+    env: EnvVar[];
+    livenessProbe: { httpGet: { path: string; port: number } };
+    readinessProbe: { httpGet: { path: string; port: number } };
+    securityContext: { readOnlyRootFilesystem: boolean };
+    volumeMounts: { name: string; mountPath: string }[];
+  };
+  readonly spec: {
+    securityContext: { runAsNonRoot: boolean; runAsUser: number };
+    volumes: { name: string; emptyDir?: object }[];
+  };
+}
+
+function podOf(object: K8sObject): Pod {
+  const template = (object as unknown as { spec: { template: { metadata: Pod; spec: Pod["spec"] } } }).spec
+    .template;
+  const spec = template.spec as Pod["spec"] & { containers: Pod["container"][]; serviceAccountName: string };
+  expect(spec.containers).toHaveLength(1);
+  return {
+    annotations: template.metadata.annotations ?? {},
+    labels: template.metadata.labels ?? {},
+    serviceAccountName: spec.serviceAccountName,
+    container: spec.containers[0]!,
+    spec,
+  };
+}
+
+/**
+ * What the container sees at run time: its variables (secrets filled with samples), plus what
+ * the Dapr injector (DAPR_HTTP_PORT, DAPR_GRPC_PORT) and the workload identity webhook
+ * (AZURE_*) add to every container of a pod using them.
+ */
+function runtimeEnv(pod: Pod, serviceAccount: K8sObject | undefined): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const variable of pod.container.env) {
+    if (variable.value !== undefined) env[variable.name] = variable.value;
+    else if (variable.name === "DATABASE_URL")
+      env[variable.name] = "postgres://matoolkit:sample@db:5432/matoolkit";
+    else env[variable.name] = "sample-secret";
+  }
+  if (pod.annotations["dapr.io/enabled"] === "true") {
+    env.DAPR_HTTP_PORT = "3500";
+    env.DAPR_GRPC_PORT = "50001";
+  }
+  if (pod.labels["azure.workload.identity/use"] === "true") {
+    env.AZURE_CLIENT_ID = serviceAccount?.metadata.annotations?.["azure.workload.identity/client-id"] ?? "";
+    env.AZURE_TENANT_ID = "00000000-0000-0000-0000-0000000000f1";
+    env.AZURE_FEDERATED_TOKEN_FILE = "/var/run/secrets/azure/tokens/azure-identity-token";
+    env.AZURE_AUTHORITY_HOST = "https://login.microsoftonline.com/";
+  }
+  return env;
+}
+
+/** Runs each service's own configuration parsers on the container's environment. */
+function parseServiceConfig(service: string, env: Record<string, string>): void {
+  switch (service) {
+    case "admin-api":
+      platformConfigFromEnv(env);
+      adminApiConfigFromEnv(env);
+      authConfigFromEnv(env);
+      return;
+    case "orchestrator":
+      platformConfigFromEnv(env);
+      orchestratorConfigFromEnv(env);
+      return;
+    case "scheduler":
+      platformConfigFromEnv(env);
+      schedulerConfigFromEnv(env);
+      return;
+    case "worker":
+      // The worker's platform config in Dapr mode needs no DATABASE_URL (contract); its own
+      // settings are parsed here, the absence of SQL is asserted by the caller.
+      workerConfigFromEnv(env);
+      return;
+    default:
+      throw new Error(`unknown service ${service}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+beforeAll(() => {
+  buildRenderer();
+}, 120_000);
+
+describe("the renderer (Helm's template engine)", () => {
+  it("fails with Helm's message when a required value is missing, naming the value", () => {
+    const missing = run("template", [
+      "-f",
+      join(chartDir, "ci", "minimal-values.yaml"),
+      "--set",
+      "broker.servicebus.namespace=",
+    ]);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toMatch(
+      /Error: execution error at \(matoolkit\/templates\/[a-z-]+\.yaml:\d+:\d+\): broker\.servicebus\.namespace is required/,
+    );
+  });
+
+  it("fails on values.yaml alone, naming the first required value", () => {
+    const bare = run("template", []);
+    expect(bare.status).toBe(1);
+    expect(bare.stderr).toMatch(/is required/);
+  });
+
+  it.each([
+    ["orchestrator.replicas=2", "orchestrator.replicas is not a value"],
+    ["scheduler.replicas=3", "scheduler.replicas is not a value"],
+    ["broker.type=nats", 'broker.type must be servicebus, redis, rabbitmq or kafka, not "nats"'],
+    ["database.auth=token", 'database.auth must be entra or password, not "token"'],
+    ["runtime=embedded", 'runtime must be dapr or aca, not "embedded"'],
+    ["workloadIdentity.clientId=", "workloadIdentity.clientId is required"],
+    ["database.url=", "database.url is required"],
+    ["image.repository=", "image.repository is required"],
+    ["adminApi.auth.clientId=", "adminApi.auth.clientId is required"],
+    ["stateStore.postgresql.user=", "stateStore.postgresql.user is required"],
+    ["broker.servicebus.namespace=sb-x.servicebus.windows.net", "give the namespace name"],
+  ])("refuses --set %s", (assignment, message) => {
+    const result = run("template", ["-f", join(chartDir, "ci", "minimal-values.yaml"), "--set", assignment]);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(message);
+  });
+
+  it("refuses a worker pool that reuses the default pool's worker id", () => {
+    const dir = mkdtempSync(join(tmpdir(), "matoolkit-helm-"));
+    try {
+      const file = join(dir, "pool.yaml");
+      writeFileSync(file, 'workerPools:\n  - name: "02"\n    workerId: worker-01\n');
+      const result = run("template", ["-f", join(chartDir, "ci", "minimal-values.yaml"), "-f", file]);
+      expect(result.status).toBe(1);
+      expect(result.stderr).toContain('workerPools "02": set its own workerId');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("prints every document with a # Source comment, hooks last, in Helm's install order", () => {
+    const objects = render("minimal-values.yaml");
+    const kinds = objects.map((object) => object.kind);
+    expect(kinds.indexOf("ServiceAccount")).toBeLessThan(kinds.indexOf("Deployment"));
+    expect(kinds.indexOf("PodDisruptionBudget")).toBeLessThan(kinds.indexOf("ServiceAccount"));
+    expect(objects.at(-1)).toMatchObject({ kind: "Job", source: "matoolkit/templates/migrate-job.yaml" });
+    expect(objects.every((object) => object.source.startsWith("matoolkit/templates/"))).toBe(true);
+  });
+});
+
+describe.each(ciFiles)("chart rendered with ci/%s", (valuesFile) => {
+  let objects: K8sObject[];
+  const values = parse(readFileSync(join(chartDir, "ci", valuesFile), "utf8")) as {
+    broker?: { type?: string };
+  };
+  const broker = values.broker?.type ?? "servicebus";
+  beforeAll(() => {
+    objects = render(valuesFile);
+  });
+  const ofKind = (kind: string): K8sObject[] => objects.filter((object) => object.kind === kind);
+  const byName = (kind: string, name: string): K8sObject | undefined =>
+    ofKind(kind).find((object) => object.metadata.name === name);
+
+  it("passes the lint mode (Chart.yaml, every template renders, every object named)", () => {
+    const result = run("lint", ["-f", join(chartDir, "ci", valuesFile)]);
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toContain("0 chart(s) failed");
+  });
+
+  it("validates every object against its schema (Kubernetes, Dapr, KEDA)", () => {
+    expect(objects.length).toBeGreaterThan(10);
+    for (const object of objects) {
+      try {
+        validateObject(object);
+      } catch (error) {
+        throw new Error(`${object.source} ${object.kind}/${object.metadata.name}: ${String(error)}`);
+      }
+    }
+  });
+
+  it("runs each service with its Dapr app id and port (dapr/README.md, platform config)", () => {
+    const deployments = ofKind("Deployment");
+    expect(deployments.map((d) => podOf(d).annotations["dapr.io/app-id"]).sort()).toEqual(
+      expect.arrayContaining(["matoolkit-admin-api", "matoolkit-orchestrator", "matoolkit-scheduler"]),
+    );
+    for (const deployment of deployments) {
+      const pod = podOf(deployment);
+      const appId = pod.annotations["dapr.io/app-id"]!;
+      const service = pod.container.args[0]!;
+      const convention = daprApps.find((app) => app.service === service)!;
+      expect(convention, `${service} is a Dapr app`).toBeDefined();
+      // A pool's app id is the worker's plus -<pool>.
+      expect(appId === convention.appId || appId.startsWith(`${convention.appId}-`)).toBe(true);
+      expect(readmeAppPorts.get(convention.appId)).toBe(convention.appPort);
+      expect(pod.annotations["dapr.io/app-port"]).toBe(String(convention.appPort));
+      const sa = byName("ServiceAccount", pod.serviceAccountName);
+      const config = service === "worker" ? undefined : platformConfigFromEnv(runtimeEnv(pod, sa));
+      if (config) expect(config.dapr?.appPort).toBe(convention.appPort);
+      expect(pod.annotations).toMatchObject({
+        "dapr.io/enabled": "true",
+        "dapr.io/config": "matoolkit-config",
+        "dapr.io/enable-app-health-check": "true",
+        "dapr.io/app-health-check-path": "/healthz",
+      });
+      expect(pod.annotations["dapr.io/log-level"]).toMatch(/^(debug|info|warn|error)$/);
+    }
+  });
+
+  it("sets only variables the code reads, and everything each service requires", () => {
+    for (const workload of [...ofKind("Deployment"), ...ofKind("Job")]) {
+      const pod = podOf(workload);
+      const unread = pod.container.env
+        .map((variable) => variable.name)
+        .filter((name) => !codeText.includes(name));
+      expect(unread, `${workload.metadata.name}: variables no code reads`).toEqual([]);
+      const names = pod.container.env.map((variable) => variable.name);
+      expect(new Set(names).size, `${workload.metadata.name}: no variable twice`).toBe(names.length);
+      if (workload.kind === "Job") continue;
+      const service = pod.container.args[0]!;
+      const env = runtimeEnv(pod, byName("ServiceAccount", pod.serviceAccountName));
+      expect(() => parseServiceConfig(service, env)).not.toThrow();
+      expect(env.MATOOLKIT_RUNTIME).toMatch(/^(dapr|aca)$/);
+      if (service === "worker") {
+        expect(env.DATABASE_URL, "the worker has no SQL access in Dapr mode").toBeUndefined();
+        expect(env.MATOOLKIT_WORKER_ID).toBeDefined();
+      } else {
+        expect(env.DATABASE_URL).toBeDefined();
+        expect(env.MATOOLKIT_MIGRATE_ON_START).toBe("false");
+      }
+    }
+  });
+
+  it("scopes each component and the resiliency to every app id that runs", () => {
+    const appIds = ofKind("Deployment")
+      .map((deployment) => podOf(deployment).annotations["dapr.io/app-id"]!)
+      .sort();
+    const components = ofKind("Component");
+    expect(components.map((component) => component.metadata.name).sort()).toEqual([
+      "matoolkit-pubsub",
+      "matoolkit-state",
+    ]);
+    for (const scoped of [...components, ...ofKind("Resiliency")]) {
+      expect([...(scoped as unknown as { scopes: string[] }).scopes].sort()).toEqual(appIds);
+    }
+  });
+
+  it("matches the repository's component profile and Dapr resources", () => {
+    const profile = { servicebus: "azure", redis: "local", rabbitmq: "rabbitmq", kafka: "kafka" }[broker]!;
+    type Component = { spec: { type: string; version: string; metadata: { name: string }[] } };
+    for (const [name, file] of [
+      ["matoolkit-pubsub", "pubsub.yaml"],
+      ["matoolkit-state", "statestore.yaml"],
+    ] as const) {
+      const rendered = byName("Component", name) as unknown as Component;
+      const repoFile =
+        name === "matoolkit-state" && values.broker?.type === "rabbitmq" ? "rabbitmq" : profile;
+      const repo = parse(readFileSync(join(root, "components", repoFile, file), "utf8")) as Component;
+      if (rendered.spec.type !== repo.spec.type) continue; // e.g. redis state with the rabbitmq profile
+      expect(rendered.spec.version).toBe(repo.spec.version);
+      const renderedNames = rendered.spec.metadata.map((item) => item.name);
+      for (const item of repo.spec.metadata) expect(renderedNames).toContain(item.name);
+      // No consumerID: Dapr names the Service Bus subscription after the app id (KEDA relies on it).
+      expect(renderedNames).not.toContain("consumerID");
+    }
+    const resiliency = parse(readFileSync(join(root, "dapr", "resources", "resiliency.yaml"), "utf8")) as {
+      spec: unknown;
+    };
+    expect((byName("Resiliency", "matoolkit-resiliency") as unknown as { spec: unknown }).spec).toEqual(
+      resiliency.spec,
+    );
+    const config = parse(readFileSync(join(root, "dapr", "config.yaml"), "utf8")) as {
+      spec: { metric: unknown; tracing: { samplingRate: string } };
+    };
+    const rendered = byName("Configuration", "matoolkit-config") as unknown as typeof config;
+    expect(rendered.spec.metric).toEqual(config.spec.metric);
+  });
+
+  it("scales each worker pool with KEDA on its own Service Bus subscription (servicebus only)", () => {
+    const scaled = ofKind("ScaledObject") as unknown as z.infer<typeof scaledObjectSchema>[];
+    const workers = ofKind("Deployment").filter((d) => podOf(d).container.args[0] === "worker");
+    if (broker !== "servicebus") {
+      expect(scaled).toEqual([]);
+      return;
+    }
+    expect(scaled).toHaveLength(workers.length);
+    const azurePubsub = readFileSync(join(root, "components", "azure", "pubsub.yaml"), "utf8");
+    expect(azurePubsub).not.toMatch(/name: consumerID/);
+    for (const object of scaled) {
+      const target = byName("Deployment", object.spec.scaleTargetRef.name)!;
+      expect(target, "the ScaledObject targets a Deployment of the chart").toBeDefined();
+      expect((target as unknown as { spec: { replicas?: number } }).spec.replicas).toBeUndefined();
+      const trigger = object.spec.triggers[0]!;
+      expect(trigger.metadata.topicName).toBe(topics.workerJobs);
+      expect(trigger.metadata.subscriptionName).toBe(podOf(target).annotations["dapr.io/app-id"]);
+      expect(object.spec.minReplicaCount).toBe(0);
+      expect(byName("TriggerAuthentication", trigger.authenticationRef.name)).toBeDefined();
+      const pubsub = byName("Component", "matoolkit-pubsub") as unknown as {
+        spec: { metadata: { name: string; value?: string }[] };
+      };
+      const namespaceName = pubsub.spec.metadata.find((item) => item.name === "namespaceName")?.value;
+      expect(namespaceName).toBe(`${trigger.metadata.namespace}.servicebus.windows.net`);
+    }
+  });
+
+  it("runs the contract's image commands, non-root and read-only, probed on /healthz and /readyz", () => {
+    for (const deployment of ofKind("Deployment")) {
+      const pod = podOf(deployment);
+      const [command] = pod.container.args;
+      expect(pod.container.args).toHaveLength(1);
+      expect(imageCommands).toContain(command);
+      const port = command === "admin-api" ? 8080 : Number(pod.annotations["dapr.io/app-port"]);
+      expect(pod.container.livenessProbe.httpGet).toEqual({ path: "/healthz", port });
+      expect(pod.container.readinessProbe.httpGet).toEqual({ path: "/readyz", port });
+      expect(pod.spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000 });
+      expect(pod.container.securityContext.readOnlyRootFilesystem).toBe(true);
+      for (const mountPath of ["/data", "/tmp"]) {
+        const mount = pod.container.volumeMounts.find((m) => m.mountPath === mountPath);
+        expect(pod.spec.volumes.find((v) => v.name === mount?.name)?.emptyDir).toBeDefined();
+      }
+      expect(pod.container.env).toContainEqual({ name: "MATOOLKIT_DATA_DIR", value: "/data" });
+      const replicas = (deployment as unknown as { spec: { replicas?: number; strategy?: { type: string } } })
+        .spec;
+      if (command === "orchestrator" || command === "scheduler") {
+        expect(replicas.replicas).toBe(1);
+        expect(replicas.strategy?.type).toBe("Recreate");
+      }
+      expect(byName("PodDisruptionBudget", deployment.metadata.name)).toBeDefined();
+      const sa = byName("ServiceAccount", pod.serviceAccountName);
+      expect(sa, "the pod's ServiceAccount is rendered").toBeDefined();
+      if (pod.labels["azure.workload.identity/use"] === "true") {
+        expect(sa!.metadata.labels?.["azure.workload.identity/use"]).toBe("true");
+        expect(sa!.metadata.annotations?.["azure.workload.identity/client-id"]).toMatch(/^[0-9a-f-]{36}$/);
+      }
+    }
+  });
+
+  it("migrates once per deploy in a pre-install/pre-upgrade hook Job with its own hook ServiceAccount", () => {
+    const job = byName("Job", "matoolkit-migrate")!;
+    expect(job.metadata.annotations?.["helm.sh/hook"]).toBe("pre-install,pre-upgrade");
+    const pod = podOf(job);
+    expect(pod.container.args).toEqual(["migrate"]);
+    expect(pod.annotations["dapr.io/enabled"]).toBe("false");
+    const sa = byName("ServiceAccount", pod.serviceAccountName)!;
+    expect(sa.metadata.annotations?.["helm.sh/hook"]).toBe("pre-install,pre-upgrade");
+    expect(Number(sa.metadata.annotations?.["helm.sh/hook-weight"])).toBeLessThan(
+      Number(job.metadata.annotations?.["helm.sh/hook-weight"]),
+    );
+    const env = Object.fromEntries(pod.container.env.map((v) => [v.name, v.value ?? "secret"]));
+    expect(env.DATABASE_URL).toBeDefined();
+    if (env.DATABASE_AUTH === "entra") expect(env.DATABASE_AUTH_CLIENT_ID).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe("default values", () => {
+  it("default to Service Bus, Entra for PostgreSQL and Workload ID (ci/minimal-values.yaml sets only what is required)", () => {
+    const objects = render("minimal-values.yaml");
+    const pubsub = objects.find((o) => o.metadata.name === "matoolkit-pubsub") as unknown as {
+      spec: { type: string };
+    };
+    expect(pubsub.spec.type).toBe("pubsub.azure.servicebus.topics");
+    const orchestrator = objects.find(
+      (o) => o.kind === "Deployment" && o.metadata.name === "matoolkit-orchestrator",
+    )!;
+    expect(podOf(orchestrator).container.env).toContainEqual({ name: "DATABASE_AUTH", value: "entra" });
+    expect(podOf(orchestrator).labels["azure.workload.identity/use"]).toBe("true");
+    const minimal = parseAllDocuments(readFileSync(join(chartDir, "ci", "minimal-values.yaml"), "utf8"));
+    expect(minimal).toHaveLength(1);
+  });
+});

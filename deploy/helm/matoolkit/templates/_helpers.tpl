@@ -1,0 +1,341 @@
+{{/*
+Shared helpers. Dapr app ids, app ports and component names are fixed conventions of the code
+(dapr/README.md, libs/platform platform-config): they do not follow the release name.
+*/}}
+
+{{- define "matoolkit.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "matoolkit.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 40 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 40 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 40 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "matoolkit.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/name: {{ include "matoolkit.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: matoolkit
+{{- end -}}
+
+{{/* Selector labels of one service; argument: dict "root" $ "component" "<service>". */}}
+{{- define "matoolkit.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "matoolkit.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "matoolkit.image" -}}
+{{- $repository := required "image.repository is required: the registry path of the matoolkit image (root Dockerfile)" .Values.image.repository -}}
+{{- printf "%s:%s" $repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+
+{{/* The identity of a service: its own clientId, else workloadIdentity.clientId. Argument: dict "root" $ "clientId" "<override>". */}}
+{{- define "matoolkit.clientId" -}}
+{{- if .root.Values.workloadIdentity.enabled -}}
+{{- default (required "workloadIdentity.clientId is required when workloadIdentity.enabled: the client id of the user-assigned managed identity" .root.Values.workloadIdentity.clientId) .clientId -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Client id of the identity in the Azure Dapr components. */}}
+{{- define "matoolkit.componentClientId" -}}
+{{- default (include "matoolkit.clientId" (dict "root" . "clientId" "")) .Values.dapr.components.azureClientId -}}
+{{- end -}}
+
+{{/*
+Every Dapr app id this release runs: the four services and one per extra worker pool. The
+components list exactly these in their scopes.
+*/}}
+{{- define "matoolkit.appIds" -}}
+{{- $ids := list -}}
+{{- if .Values.adminApi.enabled }}{{ $ids = append $ids "matoolkit-admin-api" }}{{ end -}}
+{{- $ids = append $ids "matoolkit-orchestrator" -}}
+{{- $ids = append $ids "matoolkit-scheduler" -}}
+{{- if .Values.worker.enabled }}{{ $ids = append $ids "matoolkit-worker" }}{{ end -}}
+{{- range .Values.workerPools -}}
+{{- $ids = append $ids (printf "matoolkit-worker-%s" (required "workerPools[].name is required" .name)) -}}
+{{- end -}}
+{{- toYaml $ids -}}
+{{- end -}}
+
+{{/* ServiceAccount; argument: dict "root" $ "component" "<service>" "clientId" "<override>" "hook" bool. */}}
+{{- define "matoolkit.serviceAccount" -}}
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: {{ include "matoolkit.fullname" .root }}-{{ .component }}
+  labels:
+    {{- include "matoolkit.labels" .root | nindent 4 }}
+    app.kubernetes.io/component: {{ .component }}
+    {{- if .root.Values.workloadIdentity.enabled }}
+    azure.workload.identity/use: "true"
+    {{- end }}
+  {{- if or .root.Values.workloadIdentity.enabled .hook }}
+  annotations:
+    {{- if .root.Values.workloadIdentity.enabled }}
+    azure.workload.identity/client-id: {{ include "matoolkit.clientId" . | quote }}
+    {{- with .root.Values.workloadIdentity.tenantId }}
+    azure.workload.identity/tenant-id: {{ . | quote }}
+    {{- end }}
+    {{- end }}
+    {{- if .hook }}
+    helm.sh/hook: pre-install,pre-upgrade
+    helm.sh/hook-weight: "-10"
+    helm.sh/hook-delete-policy: before-hook-creation
+    {{- end }}
+  {{- end }}
+{{- end -}}
+
+{{/*
+Environment every service and the migrate job share. Argument: dict "root" $ "clientId" "<override>"
+"sql" bool (false for the worker in Dapr mode: no DATABASE_URL, contract).
+*/}}
+{{- define "matoolkit.commonEnv" -}}
+{{- $v := .root.Values -}}
+- name: MATOOLKIT_DATA_DIR
+  value: /data
+- name: LOG_LEVEL
+  value: {{ $v.logLevel | quote }}
+{{- if .sql }}
+{{- if $v.database.existingSecret.name }}
+- name: DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ $v.database.existingSecret.name }}
+      key: {{ $v.database.existingSecret.key }}
+{{- else }}
+- name: DATABASE_URL
+  value: {{ required "database.url is required (or database.existingSecret.name): the PostgreSQL server of the admin API, orchestrator, scheduler and migrate job" $v.database.url | quote }}
+{{- end }}
+- name: DATABASE_AUTH
+  value: {{ $v.database.auth | quote }}
+{{- if eq $v.database.auth "entra" }}
+{{- $dbClient := default (include "matoolkit.clientId" .) $v.database.clientId }}
+{{- if $dbClient }}
+- name: DATABASE_AUTH_CLIENT_ID
+  value: {{ $dbClient | quote }}
+{{- end }}
+{{- else if ne $v.database.auth "password" }}
+{{- fail (printf "database.auth must be entra or password, not %q" $v.database.auth) }}
+{{- end }}
+{{- end }}
+{{- with $v.observability.otlpEndpoint }}
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ . | quote }}
+{{- end }}
+{{- end -}}
+
+{{/*
+Environment of a Dapr-mode service: commonEnv plus the runtime and the app port. Argument: dict
+"root" $ "appPort" int "clientId" "<override>" "sql" bool.
+*/}}
+{{- define "matoolkit.serviceEnv" -}}
+{{- $v := .root.Values -}}
+{{- if not (has $v.runtime (list "dapr" "aca")) }}
+{{- fail (printf "runtime must be dapr or aca, not %q" $v.runtime) }}
+{{- end }}
+{{- include "matoolkit.commonEnv" . }}
+- name: MATOOLKIT_RUNTIME
+  value: {{ $v.runtime | quote }}
+- name: MATOOLKIT_DAPR_APP_PORT
+  value: {{ .appPort | quote }}
+{{- /* Listen on every interface: the kubelet probes the pod IP, not the sidecar's 127.0.0.1. */}}
+- name: MATOOLKIT_DAPR_APP_HOST
+  value: "0.0.0.0"
+{{- if .sql }}
+{{- /* The migrate hook Job migrates once per deploy (contract). */}}
+- name: MATOOLKIT_MIGRATE_ON_START
+  value: {{ not $v.migrations.enabled | toString | quote }}
+{{- end }}
+{{- end -}}
+
+{{/* Dapr sidecar annotations; argument: dict "root" $ "appId" "<id>" "appPort" int. */}}
+{{- define "matoolkit.daprAnnotations" -}}
+{{- $d := .root.Values.dapr -}}
+dapr.io/enabled: "true"
+dapr.io/app-id: {{ .appId | quote }}
+dapr.io/app-port: {{ .appPort | quote }}
+dapr.io/app-protocol: "http"
+dapr.io/config: {{ $d.config.name | quote }}
+dapr.io/log-level: {{ $d.logLevel | quote }}
+dapr.io/enable-app-health-check: "true"
+dapr.io/app-health-check-path: "/healthz"
+dapr.io/app-health-probe-interval: {{ $d.appHealth.probeIntervalSeconds | quote }}
+dapr.io/app-health-threshold: {{ $d.appHealth.threshold | quote }}
+dapr.io/enable-metrics: "true"
+{{- if .root.Values.observability.prometheusAnnotations }}
+prometheus.io/scrape: "true"
+prometheus.io/port: {{ .appPort | quote }}
+prometheus.io/path: "/metrics"
+{{- end }}
+{{- end -}}
+
+{{- define "matoolkit.volumes" -}}
+- name: data
+  emptyDir:
+    sizeLimit: {{ .Values.dataVolume.sizeLimit }}
+- name: tmp
+  emptyDir:
+    sizeLimit: 256Mi
+{{- end -}}
+
+{{- define "matoolkit.volumeMounts" -}}
+- name: data
+  mountPath: /data
+- name: tmp
+  mountPath: /tmp
+{{- end -}}
+
+{{- define "matoolkit.podPlacement" -}}
+{{- with .Values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/*
+One service: ServiceAccount, Deployment and PodDisruptionBudget. Argument: dict
+  "root" $, "component" (resource suffix), "command" (image argument), "appId", "appPort",
+  "values" (the service's values), "replicas" (int, or nil to leave them to KEDA),
+  "singleton" (bool: Recreate strategy), "sql" (bool), "env" (list of extra variables),
+  "httpPort" (int: the admin API's port, probed instead of the app port).
+*/}}
+{{- define "matoolkit.service" -}}
+{{- $root := .root -}}
+{{- $v := .values -}}
+{{- $fullname := include "matoolkit.fullname" $root -}}
+{{- $selector := dict "root" $root "component" .component -}}
+{{- $probePort := default .appPort .httpPort -}}
+{{ include "matoolkit.serviceAccount" (dict "root" $root "component" .component "clientId" $v.serviceAccount.clientId "hook" false) }}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ $fullname }}-{{ .component }}
+  labels:
+    {{- include "matoolkit.labels" $root | nindent 4 }}
+    app.kubernetes.io/component: {{ .component }}
+spec:
+  {{- if not (kindIs "invalid" .replicas) }}
+  replicas: {{ .replicas }}
+  {{- end }}
+  revisionHistoryLimit: 5
+  {{- if .singleton }}
+  strategy:
+    type: Recreate
+  {{- end }}
+  selector:
+    matchLabels:
+      {{- include "matoolkit.selectorLabels" $selector | nindent 6 }}
+  template:
+    metadata:
+      labels:
+        {{- include "matoolkit.selectorLabels" $selector | nindent 8 }}
+        {{- if $root.Values.workloadIdentity.enabled }}
+        azure.workload.identity/use: "true"
+        {{- end }}
+      annotations:
+        {{- include "matoolkit.daprAnnotations" (dict "root" $root "appId" .appId "appPort" .appPort) | nindent 8 }}
+    spec:
+      serviceAccountName: {{ $fullname }}-{{ .component }}
+      automountServiceAccountToken: true
+      securityContext:
+        {{- toYaml $root.Values.podSecurityContext | nindent 8 }}
+      {{- with include "matoolkit.podPlacement" $root | trim }}
+      {{- . | nindent 6 }}
+      {{- end }}
+      terminationGracePeriodSeconds: 60
+      containers:
+        - name: {{ .component }}
+          image: {{ include "matoolkit.image" $root | quote }}
+          imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+          args: [{{ .command | quote }}]
+          ports:
+            - name: app
+              containerPort: {{ .appPort }}
+              protocol: TCP
+            {{- if .httpPort }}
+            - name: http
+              containerPort: {{ .httpPort }}
+              protocol: TCP
+            {{- end }}
+          env:
+            {{- include "matoolkit.serviceEnv" (dict "root" $root "appPort" .appPort "clientId" $v.serviceAccount.clientId "sql" .sql) | nindent 12 }}
+            {{- with .env }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
+            {{- with $v.extraEnv }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
+          startupProbe:
+            httpGet: { path: /healthz, port: {{ $probePort }} }
+            periodSeconds: 5
+            failureThreshold: 36
+          livenessProbe:
+            httpGet: { path: /healthz, port: {{ $probePort }} }
+            periodSeconds: 10
+            timeoutSeconds: 3
+            failureThreshold: 3
+          readinessProbe:
+            httpGet: { path: /readyz, port: {{ $probePort }} }
+            periodSeconds: 5
+            timeoutSeconds: 3
+            failureThreshold: 3
+          resources:
+            {{- toYaml $v.resources | nindent 12 }}
+          securityContext:
+            {{- toYaml $root.Values.containerSecurityContext | nindent 12 }}
+          volumeMounts:
+            {{- include "matoolkit.volumeMounts" $root | nindent 12 }}
+      volumes:
+        {{- include "matoolkit.volumes" $root | nindent 8 }}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: {{ $fullname }}-{{ .component }}
+  labels:
+    {{- include "matoolkit.labels" $root | nindent 4 }}
+    app.kubernetes.io/component: {{ .component }}
+spec:
+  {{- $pdb := default (dict "maxUnavailable" 1) $v.pdb }}
+  {{- if hasKey $pdb "minAvailable" }}
+  minAvailable: {{ $pdb.minAvailable }}
+  {{- else }}
+  maxUnavailable: {{ $pdb.maxUnavailable }}
+  {{- end }}
+  selector:
+    matchLabels:
+      {{- include "matoolkit.selectorLabels" $selector | nindent 6 }}
+{{- end -}}
+
+{{- define "matoolkit.servicebusNamespace" -}}
+{{- $ns := required "broker.servicebus.namespace is required with broker.type servicebus: the Service Bus namespace name, e.g. sb-matoolkit-prod" .Values.broker.servicebus.namespace -}}
+{{- if contains "." $ns -}}
+{{- fail (printf "broker.servicebus.namespace %q: give the namespace name, not its host name" $ns) -}}
+{{- end -}}
+{{- $ns -}}
+{{- end -}}
