@@ -297,8 +297,8 @@ function checkCompose(documents: readonly DaprDocument[], context: ConventionCon
       continue;
     }
     const appAt = (...path: PropertyKey[]): PropertyKey[] => ["services", appName, ...path];
-    if (!isDeepStrictEqual(commandArguments(app.command), [...convention.command])) {
-      report(document, appAt("command"), `${appName} command must be ${convention.command.join(" ")}`);
+    if (!isDeepStrictEqual(commandArguments(app.command), [...convention.imageCommand])) {
+      report(document, appAt("command"), `${appName} command must be ${convention.imageCommand.join(" ")}`);
     }
     const env = environmentOf(app);
     const expectedEnv = {
@@ -312,8 +312,11 @@ function checkCompose(documents: readonly DaprDocument[], context: ConventionCon
     for (const [name, value] of Object.entries(expectedEnv)) {
       if (env[name] !== value) report(document, appAt("environment"), `${appName} needs ${name}=${value}`);
     }
-    if (!env.DATABASE_URL)
+    // The deployment contract: on Dapr the worker has no SQL access, so no DATABASE_URL either.
+    if (convention.usesSql && !env.DATABASE_URL)
       report(document, appAt("environment"), `${appName} needs DATABASE_URL (Dapr mode)`);
+    if (!convention.usesSql && env.DATABASE_URL)
+      report(document, appAt("environment"), `${appName} must not have DATABASE_URL (no SQL on Dapr)`);
 
     // What the sidecar loads, traced back to the repository folders mounted there.
     const volumes = sidecar.service.volumes;

@@ -160,7 +160,7 @@ describe("the repository's Dapr files", () => {
         httpPort: String(app.daprHttpPort),
         grpcPort: String(app.daprGrpcPort),
       });
-      expect(compose.services[app.service]?.command).toEqual(app.command);
+      expect(compose.services[app.service]?.command).toEqual(app.imageCommand);
     }
   });
 

@@ -13,7 +13,12 @@ export interface DaprAppConvention {
   readonly appPort: number;
   readonly daprHttpPort: number;
   readonly daprGrpcPort: number;
+  /** How dapr.yaml starts the app from the sources. */
   readonly command: readonly string[];
+  /** How docker-compose.yml starts it: the image's entry command (scripts/build/commands.ts). */
+  readonly imageCommand: readonly string[];
+  /** Whether the app opens SQL in Dapr mode (needs DATABASE_URL); the worker does not. */
+  readonly usesSql: boolean;
   /** Environment the app needs beyond the common Dapr-mode variables. */
   readonly env: Readonly<Record<string, string>>;
 }
@@ -26,6 +31,8 @@ export const daprApps: readonly DaprAppConvention[] = [
     daprHttpPort: 3501,
     daprGrpcPort: 50001,
     command: ["npx", "tsx", "services/orchestrator/src/main.ts"],
+    imageCommand: ["orchestrator"],
+    usesSql: true,
     env: {},
   },
   {
@@ -35,6 +42,8 @@ export const daprApps: readonly DaprAppConvention[] = [
     daprHttpPort: 3502,
     daprGrpcPort: 50002,
     command: ["npx", "tsx", "services/worker/src/main.ts"],
+    imageCommand: ["worker"],
+    usesSql: false,
     env: { MATOOLKIT_WORKER_ID: "worker-01" },
   },
   {
@@ -44,6 +53,8 @@ export const daprApps: readonly DaprAppConvention[] = [
     daprHttpPort: 3503,
     daprGrpcPort: 50003,
     command: ["npx", "tsx", "services/scheduler/src/main.ts"],
+    imageCommand: ["scheduler"],
+    usesSql: true,
     env: {},
   },
   {
@@ -53,6 +64,8 @@ export const daprApps: readonly DaprAppConvention[] = [
     daprHttpPort: 3504,
     daprGrpcPort: 50004,
     command: ["npx", "tsx", "services/admin-api/src/main.ts"],
+    imageCommand: ["admin-api"],
+    usesSql: true,
     env: { PORT: "8080" },
   },
 ];
