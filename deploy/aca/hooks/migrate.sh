@@ -1,7 +1,7 @@
 #!/bin/sh
 # azd hook (azure.yaml): runs the schema migrations once per deploy as the migrate Container Apps
 # Job (deployment contract: `matoolkit migrate`), with the image azd just deployed, and waits.
-# postprovision: runs db-roles first (Entra roles and grants), then migrate when an image exists.
+# postprovision: runs db-roles (Entra roles and grants; the first provision has no image yet).
 # postdeploy: points the job at the deployed image and runs it. Services run with
 # MATOOLKIT_MIGRATE_ON_START=false: a new revision whose schema is behind refuses to start
 # (database.schema_outdated) and is restarted by Container Apps until this job has finished,

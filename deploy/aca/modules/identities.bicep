@@ -2,7 +2,7 @@
 // roles its code uses, see the modules that assign them), plus
 // - dapr-state: the identity the state store component names (azureClientId), assigned to every
 //   app because every sidecar loads matoolkit-state; its PostgreSQL role may only touch the
-//   dapr_* tables (deploy/aca/hooks/db-roles.sql);
+//   dapr_* tables (deploy/aca/hooks/db-roles.sh);
 // - migrate: the migration job's, a PostgreSQL Entra administrator (it owns the schema);
 // - scaler: the worker's KEDA rule's; lifecycle None, so the container can never use it.
 param name string

@@ -3,7 +3,7 @@
 // private endpoint keeps the server out of a delegated subnet and uses the same pattern as Key
 // Vault and Service Bus). Entra administrators: the deployer (for break-glass and the role
 // bootstrap) and the migration job's identity, which owns the schema. The services' identities are
-// ordinary roles created by the db-roles job (deploy/aca/hooks/db-roles.sql), not administrators.
+// ordinary roles created by the db-roles job (deploy/aca/hooks/db-roles.sh), not administrators.
 param name string
 param location string
 param tags object
