@@ -49,10 +49,10 @@ RUN npm run build -w services/dashboard
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY --from=manifests /app ./
-# Then out: the workspace links (the bundle holds the workspace code) and tsx, a root dependency
-# for `npm start` from a clone, which never runs in the image.
+# Then out: the workspace links (the bundle holds the workspace code). tsx is a devDependency
+# (`npm start` from a clone), so it is not installed here.
 RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund \
-  && rm -rf node_modules/@matoolkit node_modules/.bin/matoolkit node_modules/tsx node_modules/.bin/tsx
+  && rm -rf node_modules/@matoolkit node_modules/.bin/matoolkit
 
 FROM ${NODE_IMAGE}
 # tini as PID 1: forwards SIGTERM to node and reaps children. npm/npx/corepack are not needed

@@ -50,6 +50,8 @@ const platform = await bootPlatform(
   platformConfigFromEnv({
     DATABASE_URL: url.toString(),
     LOG_LEVEL: env.LOG_LEVEL ?? "warn",
+    // A database of its own, created above: migrated here (no separate migrate step).
+    MATOOLKIT_MIGRATE_ON_START: "true",
     ...dapr?.env,
   }),
   "bench",

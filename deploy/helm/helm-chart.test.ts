@@ -309,8 +309,9 @@ function parseServiceConfig(service: string, env: Record<string, string>): void 
       schedulerConfigFromEnv(env);
       return;
     case "worker":
-      // The worker's platform config in Dapr mode needs no DATABASE_URL (contract); its own
-      // settings are parsed here, the absence of SQL is asserted by the caller.
+      // The worker's platform config in Dapr mode needs no DATABASE_URL (contract): parsed as its
+      // compose part does (usesSql: false); the absence of SQL is asserted by the caller.
+      platformConfigFromEnv(env, { usesSql: false });
       workerConfigFromEnv(env);
       return;
     default:

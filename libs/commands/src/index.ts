@@ -5,3 +5,4 @@ export * from "./redrive-batch.ts";
 export * from "./pause-batch.ts";
 export * from "./resume-batch.ts";
 export * from "./messages.ts";
+export * from "./batch-source/index.ts";

@@ -2,6 +2,7 @@
 export * from "./connection.ts";
 export * from "./embedded-postgres.ts";
 export * from "./migrate.ts";
+export * from "./schema-status.ts";
 export { migrations } from "./migrations/index.ts";
 export * from "./in-transaction.ts";
 export * from "./json.ts";
@@ -46,6 +47,7 @@ export * from "./outbox.repository.ts";
 export * from "./runbook-deactivation.repository.ts";
 export * from "./operator-members.repository.ts";
 export * from "./batch-report.repository.ts";
+export * from "./batch-grid.repository.ts";
 export * from "./api-idempotency-keys.repository.ts";
 export * from "./batch-duplicates.repository.ts";
 export * from "./webhooks.repository.ts";

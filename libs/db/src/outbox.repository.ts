@@ -17,6 +17,25 @@ export interface OutboxMessage {
   readonly deliverAt?: Date | null;
 }
 
+/** Properties every enqueued row gets besides its own (see setOutboxAmbientProperties). */
+export type OutboxAmbientProperties = () => Readonly<Record<string, string>>;
+let ambientProperties: OutboxAmbientProperties = () => ({});
+
+/**
+ * Installs what every outbox row carries besides its own properties: the runtime's telemetry
+ * sets the active trace context (`traceparent`) and the enqueue time here at start-up, so a
+ * message continues the trace of the request or delivery whose transaction wrote it, without
+ * each of enqueueOutbox's callers passing it. One per process; the message's own properties win.
+ * Returns a function that restores the previous source.
+ */
+export function setOutboxAmbientProperties(source: OutboxAmbientProperties): () => void {
+  const previous = ambientProperties;
+  ambientProperties = source;
+  return () => {
+    ambientProperties = previous;
+  };
+}
+
 /**
  * Queues messages for publishing and wakes the relay, in one statement: written in the caller's
  * transaction, the rows and the notification both take effect at its commit (or neither does).
@@ -24,10 +43,11 @@ export interface OutboxMessage {
  */
 export async function enqueueOutbox(db: Db, messages: readonly OutboxMessage[]): Promise<number[]> {
   const ids: number[] = [];
+  const ambient = ambientProperties();
   const values = messages.map((message) => ({
     messageId: message.messageId,
     topic: message.topic,
-    properties: jsonb(message.properties),
+    properties: jsonb({ ...ambient, ...message.properties }),
     body: jsonb(message.body),
     deliverAt: message.deliverAt ?? null,
   }));

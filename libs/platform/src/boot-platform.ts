@@ -6,6 +6,7 @@ import {
   createLogger,
   declareStaticTopology,
   startOutboxRelay,
+  startTelemetry,
   type DaprRuntime,
   type EmbeddedRuntime,
   type IdempotencyStore,
@@ -15,19 +16,18 @@ import {
   type WorkflowEngine,
 } from "@matoolkit/runtime";
 import { createWorkflowEngine } from "./create-workflow-engine.ts";
-import { openDatabase } from "./open-database.ts";
+import { openDatabase, type OpenDatabase } from "./open-database.ts";
 import type { AdapterChoice, PlatformConfig } from "./platform-config.ts";
 
 /**
- * What every service process stands on: a logger, the database (migrated), the runtime ports
- * filled by the configured adapters, and the outbox relay that publishes what services commit.
- * Services receive these ports and never learn which adapter is behind them.
+ * What every service process stands on: a logger and the runtime ports filled by the configured
+ * adapters. Services receive these ports and never learn which adapter is behind them. A process
+ * without SQL (the worker on Dapr) gets only this: no database is opened at all.
  */
-export interface Platform {
+export interface RuntimePlatform {
   readonly logger: Logger;
-  readonly db: Db;
-  readonly connectionString: string;
-  readonly databaseKind: "server" | "embedded";
+  /** "none": no database was opened (the worker on Dapr: bus and state store only). */
+  readonly databaseKind: "server" | "embedded" | "none";
   /** Embedded mode: the cluster's directory (shown in the start banner). */
   readonly embeddedDataDir?: string;
   /** The adapter behind each port, for start-up logs and health output. */
@@ -47,26 +47,92 @@ export interface Platform {
   stop(): Promise<void>;
 }
 
+/**
+ * The platform of a service that owns SQL tables (orchestrator, scheduler, admin API, all-in-one):
+ * the database, migrated or checked current (MATOOLKIT_MIGRATE_ON_START), and, when the service
+ * writes the outbox, the relay that publishes what it commits.
+ */
+export interface Platform extends RuntimePlatform {
+  readonly db: Db;
+  readonly connectionString: string;
+  readonly databaseKind: "server" | "embedded";
+}
+
+export interface BootOptions {
+  readonly logger?: Logger;
+  /**
+   * Starts the outbox relay (default true). Only services that write the outbox need it: the
+   * orchestrator, the scheduler and the admin API; the worker publishes its results directly.
+   */
+  readonly outboxRelay?: boolean;
+  /** Dapr: record the worker pools' dead letters here (the orchestrator; the worker has no database). */
+  readonly adoptWorkerJobDeadLetters?: boolean;
+  /** Tests: stands in for openDatabase (e.g. one that throws, to prove it is never called). */
+  readonly openDatabase?: typeof openDatabase;
+}
+
+/** A service with SQL tables: fails when the configuration says it runs without them. */
 export async function bootPlatform(
   config: PlatformConfig,
   processName: string,
-  logger?: Logger,
+  options: BootOptions = {},
 ): Promise<Platform> {
-  const log = logger ?? createLogger({ level: config.logLevel, name: processName });
+  if (!config.usesSql)
+    throw new Error(`${processName} needs its SQL tables: parse its configuration with usesSql`);
+  const platform = await boot(config, processName, options);
+  if (platform.database === undefined) throw new Error(`${processName}: no database was opened`);
+  const { database } = platform;
+  return {
+    ...platform.runtime,
+    db: database.db,
+    connectionString: database.connectionString,
+    databaseKind: database.kind,
+  };
+}
+
+/**
+ * A process with no SQL tables of its own (the worker): a database is opened only when an
+ * embedded adapter keeps its state there (the embedded bus and idempotency store). On Dapr
+ * nothing is opened, and a DATABASE_URL is ignored.
+ */
+export async function bootRuntimePlatform(
+  config: PlatformConfig,
+  processName: string,
+  options: BootOptions = {},
+): Promise<RuntimePlatform> {
+  return (await boot(config, processName, { ...options, outboxRelay: options.outboxRelay ?? false })).runtime;
+}
+
+async function boot(
+  config: PlatformConfig,
+  processName: string,
+  options: BootOptions,
+): Promise<{ runtime: RuntimePlatform; database?: OpenDatabase }> {
+  const log = options.logger ?? createLogger({ level: config.logLevel, name: processName });
   const { adapters } = config;
-  const database = await openDatabase(config, log, processName);
+  // Traces, metrics, trace context in every message (libs/runtime/src/telemetry): keep this call.
+  const telemetry = await startTelemetry({ config: config.telemetry, service: processName, logger: log });
 
   const needsEmbedded =
     adapters.bus === "embedded" || adapters.timers === "embedded" || adapters.idempotency === "embedded";
-  const embedded: EmbeddedRuntime | undefined = needsEmbedded
-    ? await createEmbeddedRuntime({
-        connectionString: database.connectionString,
-        ...(database.password === undefined ? {} : { password: database.password }),
-        db: database.db,
-        logger: log,
-        dedupeWindowSeconds: config.dedupeWindowSeconds,
-      })
-    : undefined;
+  if (!config.usesSql && !needsEmbedded && config.databaseUrl !== undefined) {
+    log.info("DATABASE_URL is set but not used: this process keeps no state in SQL on Dapr");
+  }
+  const database =
+    config.usesSql || needsEmbedded
+      ? await (options.openDatabase ?? openDatabase)(config, log, processName)
+      : undefined;
+
+  const embedded: EmbeddedRuntime | undefined =
+    needsEmbedded && database !== undefined
+      ? await createEmbeddedRuntime({
+          connectionString: database.connectionString,
+          ...(database.password === undefined ? {} : { password: database.password }),
+          db: database.db,
+          logger: log,
+          dedupeWindowSeconds: config.dedupeWindowSeconds,
+        })
+      : undefined;
   const dapr: DaprRuntime | undefined =
     config.dapr === undefined
       ? undefined
@@ -83,7 +149,10 @@ export async function bootPlatform(
           pubsubName: config.dapr.pubsubName,
           stateStoreName: config.dapr.stateStoreName,
           jobsApiVersion: config.dapr.jobsApiVersion,
-          db: database.db,
+          ...(database === undefined ? {} : { db: database.db }),
+          ...(options.adoptWorkerJobDeadLetters === true && database !== undefined
+            ? { adoptWorkerJobDeadLetters: true }
+            : {}),
           logger: log,
           dedupeWindowSeconds: config.dedupeWindowSeconds,
           ports: {
@@ -98,7 +167,10 @@ export async function bootPlatform(
     if (port === undefined) throw new Error(`No adapter provides the ${name} port`);
     return port;
   };
-  const bus = pick("bus", adapters.bus === "dapr" ? dapr?.bus : undefined, embedded?.bus);
+  const bus = telemetry.instrumentBus(
+    pick("bus", adapters.bus === "dapr" ? dapr?.bus : undefined, embedded?.bus),
+    adapters.bus,
+  );
   const timers = pick("timers", adapters.timers === "embedded" ? undefined : dapr?.timers, embedded?.timers);
   const idempotency = pick(
     "idempotency",
@@ -108,24 +180,28 @@ export async function bootPlatform(
 
   // Topology first: nothing the relay publishes may find its subscription missing.
   await declareStaticTopology(bus);
-  const relay = await startOutboxRelay({
-    db: database.db,
-    connectionString: database.connectionString,
-    ...(database.password === undefined ? {} : { password: database.password }),
-    bus,
-    logger: log,
-  });
+  const relay =
+    options.outboxRelay !== false && database !== undefined
+      ? await startOutboxRelay({
+          db: database.db,
+          connectionString: database.connectionString,
+          ...(database.password === undefined ? {} : { password: database.password }),
+          bus,
+          logger: log,
+        })
+      : undefined;
   const workflows: WorkflowEngine =
     adapters.workflow === "dapr" && config.dapr !== undefined
       ? await createWorkflowEngine(config.dapr, log)
       : createDurableTaskWorkflowEngine({ logger: log });
-  log.info({ adapters }, "runtime adapters");
-  return {
+  log.info(
+    { adapters, database: database?.kind ?? "none", outboxRelay: relay !== undefined },
+    "runtime adapters",
+  );
+  const runtime: RuntimePlatform = {
     logger: log,
-    db: database.db,
-    connectionString: database.connectionString,
-    databaseKind: database.kind,
-    ...(database.embeddedDataDir === undefined ? {} : { embeddedDataDir: database.embeddedDataDir }),
+    databaseKind: database?.kind ?? "none",
+    ...(database?.embeddedDataDir === undefined ? {} : { embeddedDataDir: database.embeddedDataDir }),
     adapters,
     bus,
     timers,
@@ -134,13 +210,15 @@ export async function bootPlatform(
     start: async () => {
       await dapr?.start();
     },
-    ready: dapr?.sidecarReady ?? Promise.resolve(),
+    ready: telemetry.readyWhen(dapr?.sidecarReady ?? Promise.resolve()),
     stop: async () => {
       await workflows.stop();
-      await relay.stop();
+      await relay?.stop();
       await dapr?.stop();
       await embedded?.stop();
-      await database.close();
+      await database?.close();
+      await telemetry.stop();
     },
   };
+  return { runtime, ...(database === undefined ? {} : { database }) };
 }

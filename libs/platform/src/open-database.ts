@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
 import { join, resolve } from "node:path";
 import {
+  assertSchemaCurrent,
   createDb,
   directoryBlockingPostgresUser,
-  migrateToLatest,
+  migrateSchema,
   startEmbeddedPostgres,
   type DatabasePassword,
   type Db,
@@ -28,15 +29,20 @@ export interface OpenDatabase {
 
 const EMBEDDED_DATABASE = "matoolkit";
 
+/** What boot does with the schema: migrate it, check it is current, or neither (`matoolkit migrate`). */
+export type SchemaOnOpen = "migrate" | "check" | "none";
+
 /**
- * Connects to DATABASE_URL, or starts the embedded PostgreSQL in the data directory, then brings
- * the schema up to date. Migrations run under Kysely's migration lock, so several services
- * starting at once against one server is safe.
+ * Connects to DATABASE_URL, or starts the embedded PostgreSQL in the data directory, then migrates
+ * the schema or checks it is current (MATOOLKIT_MIGRATE_ON_START). Migrations run under Kysely's
+ * migration lock, so several services starting at once against one server is safe; a check is
+ * a read, so a service identity without DDL rights can start.
  */
 export async function openDatabase(
   config: PlatformConfig,
   logger: Logger,
   applicationName: string,
+  schema: SchemaOnOpen = config.migrateOnStart ? "migrate" : "check",
 ): Promise<OpenDatabase> {
   let connectionString = config.databaseUrl;
   let stopEmbedded: (() => Promise<void>) | undefined;
@@ -66,7 +72,13 @@ export async function openDatabase(
     applicationName,
     maxConnections: config.databasePoolSize,
   });
-  await migrateToLatest(db);
+  try {
+    await prepareSchema(db, schema, logger);
+  } catch (error) {
+    await db.destroy();
+    await stopEmbedded?.();
+    throw error;
+  }
   return {
     db,
     connectionString,
@@ -78,6 +90,24 @@ export async function openDatabase(
       await stopEmbedded?.();
     },
   };
+}
+
+async function prepareSchema(db: Db, schema: SchemaOnOpen, logger: Logger): Promise<void> {
+  switch (schema) {
+    case "migrate": {
+      const { applied } = await migrateSchema(db);
+      if (applied.length > 0) logger.info({ applied }, "database migrations applied");
+      return;
+    }
+    case "check":
+      return assertSchemaCurrent(db);
+    case "none":
+      return;
+    default: {
+      const unknown: never = schema;
+      throw new Error(`unknown schema action ${String(unknown)}`);
+    }
+  }
 }
 
 /** Passwordless PostgreSQL: tokens of the configured identity (built on the first connection). */

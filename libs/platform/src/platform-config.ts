@@ -73,6 +73,22 @@ export const platformConfigSchema = z
     daprPubsub: z.string().min(1).default("matoolkit-pubsub"),
     daprStateStore: z.string().min(1).default("matoolkit-state"),
     daprJobsApiVersion: z.enum(["v1.0-alpha1", "v1.0"]).default("v1.0-alpha1"),
+    /**
+     * Whether boot runs the schema migrations. Unset: yes for the embedded database and for
+     * all-in-one (`migrateOnStartDefault`), no for a single service against DATABASE_URL, which then
+     * only checks the schema is current (the deploy's `matoolkit migrate` step migrates).
+     */
+    migrateOnStart: z.stringbool().optional(),
+    /** Not from the environment: the entry point's default (all-in-one: true). */
+    migrateOnStartDefault: z.boolean().default(false),
+    /** Not from the environment: false for a process that never opens SQL (the worker on Dapr). */
+    usesSql: z.boolean().default(true),
+    /** Observability (libs/runtime/src/telemetry): OpenTelemetry's standard variables. */
+    otelServiceName: z.string().min(1).optional(),
+    otlpEndpoint: z.url({ protocol: /^https?$/ }).optional(),
+    otlpTracesEndpoint: z.url({ protocol: /^https?$/ }).optional(),
+    /** /healthz, /readyz and /metrics on this port for a service outside Dapr; unset = none. */
+    metricsPort: z.coerce.number().int().min(0).max(65535).optional(),
   })
   .transform((raw, ctx) => {
     const preset = runtimePresets[raw.runtime];
@@ -90,13 +106,6 @@ export const platformConfigSchema = z
           "the Dapr bus needs a Dapr timers adapter for delayed messages (dapr-jobs or dapr-delayed-messages)",
       });
     }
-    if (raw.databaseAuth === "entra" && raw.databaseUrl === undefined) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["databaseAuth"],
-        message: "entra authenticates to a PostgreSQL server: set DATABASE_URL (host, database, role name)",
-      });
-    }
     if (
       raw.databaseAuth === "entra" &&
       raw.databaseUrl !== undefined &&
@@ -109,7 +118,22 @@ export const platformConfigSchema = z
       });
     }
     const usesDapr = Object.values(adapters).some((adapter) => adapter !== "embedded");
-    if (usesDapr && raw.databaseUrl === undefined) {
+    // A process without SQL tables (the worker) still needs the server when an embedded adapter
+    // keeps its state in PostgreSQL next to Dapr ones: never an embedded server per replica.
+    const keepsStateInSql =
+      raw.usesSql ||
+      adapters.bus === "embedded" ||
+      adapters.timers === "embedded" ||
+      adapters.idempotency === "embedded";
+    // A worker on Dapr opens no database at all: DATABASE_AUTH means nothing to it.
+    if (raw.databaseAuth === "entra" && raw.databaseUrl === undefined && (!usesDapr || keepsStateInSql)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["databaseAuth"],
+        message: "entra authenticates to a PostgreSQL server: set DATABASE_URL (host, database, role name)",
+      });
+    }
+    if (usesDapr && keepsStateInSql && raw.databaseUrl === undefined) {
       ctx.addIssue({
         code: "custom",
         path: ["databaseUrl"],
@@ -143,6 +167,14 @@ export const platformConfigSchema = z
       logLevel: raw.logLevel,
       dedupeWindowSeconds: raw.dedupeWindowSeconds,
       databasePoolSize: raw.databasePoolSize,
+      migrateOnStart: raw.migrateOnStart ?? (raw.databaseUrl === undefined || raw.migrateOnStartDefault),
+      usesSql: raw.usesSql,
+      telemetry: {
+        serviceName: raw.otelServiceName,
+        otlpEndpoint: raw.otlpEndpoint,
+        otlpTracesEndpoint: raw.otlpTracesEndpoint,
+        metricsPort: raw.metricsPort,
+      },
       adapters,
       /** Present when at least one port uses a Dapr adapter. */
       dapr: usesDapr ? dapr : undefined,
@@ -168,6 +200,7 @@ const envNames: Record<string, string> = {
   logLevel: "LOG_LEVEL",
   dedupeWindowSeconds: "MATOOLKIT_DEDUPE_WINDOW_SECONDS",
   databasePoolSize: "MATOOLKIT_DB_POOL_SIZE",
+  migrateOnStart: "MATOOLKIT_MIGRATE_ON_START",
   daprHttpEndpoint: "DAPR_HTTP_ENDPOINT",
   daprHttpPort: "DAPR_HTTP_PORT",
   daprGrpcPort: "DAPR_GRPC_PORT",
@@ -179,17 +212,38 @@ const envNames: Record<string, string> = {
   daprPubsub: "MATOOLKIT_DAPR_PUBSUB",
   daprStateStore: "MATOOLKIT_DAPR_STATE_STORE",
   daprJobsApiVersion: "MATOOLKIT_DAPR_JOBS_API_VERSION",
+  otelServiceName: "OTEL_SERVICE_NAME",
+  otlpEndpoint: "OTEL_EXPORTER_OTLP_ENDPOINT",
+  otlpTracesEndpoint: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+  metricsPort: "MATOOLKIT_METRICS_PORT",
   "dapr.httpEndpoint": "DAPR_HTTP_ENDPOINT",
   "dapr.appPort": "MATOOLKIT_DAPR_APP_PORT",
 };
 
+/** What the entry point knows that the environment does not say. */
+export interface PlatformConfigOptions {
+  /** MATOOLKIT_MIGRATE_ON_START when unset with DATABASE_URL (all-in-one passes true). */
+  readonly migrateOnStartDefault?: boolean;
+  /** False for a process that needs no SQL in Dapr mode (the worker): DATABASE_URL not required. */
+  readonly usesSql?: boolean;
+}
+
 /** Fails fast, naming every bad variable (never its value: a URL may hold a password). */
-export function platformConfigFromEnv(env: Record<string, string | undefined>): PlatformConfig {
-  const raw = Object.fromEntries(
-    Object.entries(envNames)
-      .filter(([key]) => !key.includes("."))
-      .map(([key, name]) => [key, emptyToUndefined(env[name])]),
-  );
+export function platformConfigFromEnv(
+  env: Record<string, string | undefined>,
+  options: PlatformConfigOptions = {},
+): PlatformConfig {
+  const raw = {
+    ...Object.fromEntries(
+      Object.entries(envNames)
+        .filter(([key]) => !key.includes("."))
+        .map(([key, name]) => [key, emptyToUndefined(env[name])]),
+    ),
+    ...(options.migrateOnStartDefault === undefined
+      ? {}
+      : { migrateOnStartDefault: options.migrateOnStartDefault }),
+    ...(options.usesSql === undefined ? {} : { usesSql: options.usesSql }),
+  };
   const config: PlatformConfig = parseOrExplain(platformConfigSchema, raw, envNames);
   if (config.databaseAuth !== "entra") return config;
   return {

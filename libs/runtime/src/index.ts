@@ -21,3 +21,4 @@ export { createDaprWorkflowEngine } from "./dapr/workflow/dapr-workflow-engine.t
 export type { DaprWorkflowEngineOptions } from "./dapr/workflow/dapr-workflow-engine.ts";
 export { announceSubscriptions } from "./dapr/subscription-announcement.ts";
 export type { DaprSubscriptionEntry } from "./dapr/subscription-announcement.ts";
+export * from "./telemetry/index.ts";

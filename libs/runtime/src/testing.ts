@@ -5,3 +5,7 @@ export type {
   TaskHubSidecarStandIn,
   TaskHubSidecarStandInOptions,
 } from "./dapr/workflow/testing/task-hub-sidecar-stand-in.ts";
+export { parsePrometheusText, sampleValue } from "./telemetry/prometheus-text.ts";
+export type { PrometheusSample } from "./telemetry/prometheus-text.ts";
+export { startInMemoryTracing } from "./telemetry/in-memory-tracing.ts";
+export type { InMemoryTracing } from "./telemetry/in-memory-tracing.ts";

@@ -6,6 +6,7 @@ import type { Logger, MessageBus } from "@matoolkit/runtime";
 import { createAdminApi } from "./app.ts";
 import { createReadiness } from "./http/readiness.ts";
 import type { TokenVerifier } from "./auth/index.ts";
+import type { SignInConfig } from "./auth/sign-in-config.ts";
 
 export interface AdminApiOptions {
   readonly db: Db;
@@ -23,6 +24,8 @@ export interface AdminApiOptions {
   readonly port: number;
   /** See AdminApiConfig.duplicateBatchWindowMinutes; default 10. */
   readonly duplicateBatchWindowMinutes?: number;
+  /** GET /api/auth/config's answer (signInConfigOf(authConfig)); default local mode. */
+  readonly signIn?: SignInConfig;
 }
 
 export interface RunningAdminApi {
@@ -40,6 +43,7 @@ export async function startAdminApiService(options: AdminApiOptions): Promise<Ru
     dataSources: options.dataSources,
     readiness: createReadiness({ db: options.db, busReady: options.busReady, logger }),
     duplicateBatchWindowMinutes: options.duplicateBatchWindowMinutes,
+    signIn: options.signIn,
   });
   const server = await new Promise<Server>((resolveServer, reject) => {
     const listening = app.listen(options.port, options.host, () => resolveServer(listening));

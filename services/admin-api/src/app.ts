@@ -1,8 +1,18 @@
-import express, { type Express } from "express";
+import express, { type ErrorRequestHandler, type Express } from "express";
 import type { DataSourceClient } from "@matoolkit/datasources";
 import type { Db } from "@matoolkit/db";
-import type { Logger, MessageBus } from "@matoolkit/runtime";
+import {
+  httpTelemetry,
+  processMetrics,
+  requestTelemetryOf,
+  sendMetrics,
+  type Logger,
+  type MessageBus,
+  type Metrics,
+} from "@matoolkit/runtime";
 import type { TokenVerifier } from "./auth/index.ts";
+import type { SignInConfig } from "./auth/sign-in-config.ts";
+import { serveDashboard } from "./http/dashboard-static.ts";
 import { errorHandler } from "./http/api-error.ts";
 import { problemDetails, sendProblem } from "./http/problem-details.ts";
 import type { Readiness } from "./http/readiness.ts";
@@ -27,10 +37,29 @@ export function createAdminApi(options: {
   readiness: Readiness;
   /** POST /api/batches' duplicate check (admin-api-config.ts); default 10 minutes, 0 = off. */
   duplicateBatchWindowMinutes?: number | undefined;
+  /** GET /api/auth/config's answer; default local mode. */
+  signIn?: SignInConfig | undefined;
+  /**
+   * The built dashboard (services/dashboard/dist), served at `/`; default: found next to this
+   * module or the bundle (dashboard-static.ts); `false`: not served.
+   */
+  dashboardDir?: string | false | undefined;
+  /** Prometheus instruments (`GET /metrics`, request latency); default the process-wide ones. */
+  metrics?: Metrics | undefined;
 }): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("query parser", "simple");
+  const metrics = options.metrics ?? processMetrics();
+  // Prometheus text without a token, like /healthz (scrapers carry none; no member data in it).
+  // Middleware, not an operation: it is not JSON, so it stays out of the OpenAPI document; and
+  // before the telemetry below, so scrapes are neither traced nor counted as API requests.
+  app.use((req, res, next) => {
+    if (req.method !== "GET" || req.path !== "/metrics") return next();
+    sendMetrics(metrics, res).catch(next);
+  });
+  // Then: request id (X-Request-Id, in logs and problem bodies), server span, latency histogram.
+  app.use(httpTelemetry({ logger: options.logger, metrics }));
   const { db, bus, dataSources, readiness } = options;
   const operations = express.Router();
   mountOperations(operations, adminApiOperations(), {
@@ -42,14 +71,21 @@ export function createAdminApi(options: {
       readiness,
       duplicateBatchWindowMinutes:
         options.duplicateBatchWindowMinutes ?? DEFAULT_DUPLICATE_BATCH_WINDOW_MINUTES,
+      signIn: options.signIn ?? { mode: "local" },
     },
   });
   // Every route is an operation of the registry, so the OpenAPI document describes all of them
   // (openapi.test.ts fails on a route mounted here outside it).
   app.use(operations);
+  // The dashboard's files and its SPA fallback: plain middleware after the operations, so no
+  // /api path (and no route of the registry) is ever answered with the dashboard.
+  if (options.dashboardDir !== false) app.use(serveDashboard(options.dashboardDir));
   app.use((_req, res) => {
     sendProblem(res, problemDetails("resource.not_found", "No such endpoint"));
   });
-  app.use(errorHandler(options.logger));
+  // The request's own logger (with its requestId) logs what failed.
+  const onError: ErrorRequestHandler = (error, req, res, next) =>
+    errorHandler(requestTelemetryOf(res.locals, options.logger).logger)(error, req, res, next);
+  app.use(onError);
   return app;
 }

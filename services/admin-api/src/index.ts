@@ -2,3 +2,4 @@ export * from "./admin-api-config.ts";
 export * from "./admin-api-service.ts";
 export * from "./app.ts";
 export * from "./auth/index.ts";
+export * from "./compose.ts";

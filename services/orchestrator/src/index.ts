@@ -3,3 +3,4 @@ export { checkBatchCompletion, checkPhaseCompletion } from "./completion.ts";
 export * from "./orchestrator-config.ts";
 export { progressBatch } from "./workflow/progress-batch.ts";
 export { DEFAULT_STEP_TIMEOUT_SECONDS, timeOutStuckExecutions } from "./stuck-executions.ts";
+export * from "./compose.ts";

@@ -12,10 +12,12 @@ import {
 } from "@matoolkit/domain";
 import {
   orchestratorEventsSubscription,
+  processMetrics,
   workerResultsSubscription,
   type Delivery,
   type Logger,
   type MessageBus,
+  type Metrics,
   type WorkflowEngine,
 } from "@matoolkit/runtime";
 import type { HandlerScope, OrchestratorContext } from "./context.ts";
@@ -26,6 +28,7 @@ import { handlePollCheck, handleRetryCheck } from "./handlers/checks.ts";
 import { handleMemberAdded, handleMemberRemoved } from "./handlers/members.ts";
 import { handleMemberRedriven } from "./handlers/member-redriven.ts";
 import { DEFAULT_PHASE_START_CHUNK, handlePhaseDue } from "./handlers/phase-due.ts";
+import { resultOutcome } from "./handlers/worker-result.ts";
 import { handleWorkerResults } from "./handlers/worker-results.ts";
 import { RunbookCache } from "./runbook-cache.ts";
 import { timeOutStuckExecutions } from "./stuck-executions.ts";
@@ -40,6 +43,8 @@ export interface OrchestratorOptions {
   readonly now?: () => Date;
   /** Members whose phase steps are created and started per transaction (default 500). */
   readonly phaseStartChunk?: number;
+  /** Counts recorded worker results (`matoolkit_step_results_total`); default the process-wide ones. */
+  readonly metrics?: Metrics;
   /** Webhook delivery settings (issue 12); the notifier always runs, these only tune it (tests). */
   readonly notifier?: NotifierOptions;
   /** Batch progression (one durable workflow per batch); absent only in handler-level tests. */
@@ -95,6 +100,7 @@ export async function startOrchestratorService(options: OrchestratorOptions): Pr
   };
   late.context = ctx;
   const concurrency = options.concurrency ?? 8;
+  const { stepResults } = options.metrics ?? processMetrics();
   await options.bus.subscribe({ ...orchestratorEventsSubscription, concurrency }, (delivery) =>
     handleOrchestratorEvent(ctx, delivery),
   );
@@ -102,7 +108,14 @@ export async function startOrchestratorService(options: OrchestratorOptions): Pr
   // one transaction (handleWorkerResults), so more of them in flight means fewer transactions.
   const results = createGroupCommit<WorkerResultMessage>({
     maxItems: RESULTS_PER_TRANSACTION,
-    flush: (batch) => processWorkerResults(ctx, batch),
+    flush: async (batch) => {
+      await processWorkerResults(ctx, batch);
+      // Counted once committed: a failed transaction's results come again and count then.
+      for (const result of batch) {
+        const { outcome, reasonCode } = resultOutcome(result);
+        stepResults.inc({ outcome, reason_code: reasonCode });
+      }
+    },
   });
   await options.bus.subscribe(
     { ...workerResultsSubscription, concurrency: Math.max(concurrency, RESULTS_IN_FLIGHT) },

@@ -1,6 +1,6 @@
 import type { Db } from "@matoolkit/db";
 import type { DataSourceClient } from "@matoolkit/datasources";
-import type { Logger, Timers } from "@matoolkit/runtime";
+import { processMetrics, type Logger, type Metrics, type Timers } from "@matoolkit/runtime";
 import { noBatchLifecycle, type BatchLifecycle } from "./batch-lifecycle.ts";
 import { sweepDuePolls } from "./poll-sweep.ts";
 import { describeFailure, runSchedulerTick } from "./tick/run-scheduler-tick.ts";
@@ -19,6 +19,8 @@ export interface SchedulerOptions {
   readonly tickSeconds: number;
   /** The clock; tests pin it. */
   readonly now?: () => Date;
+  /** `matoolkit_scheduler_tick_seconds`; default the process-wide instruments. */
+  readonly metrics?: Metrics;
 }
 
 /**
@@ -30,15 +32,19 @@ export async function startSchedulerService(options: SchedulerOptions): Promise<
   const logger = options.logger.child({ service: "scheduler" });
   const now = options.now ?? (() => new Date());
   const lifecycle = options.lifecycle ?? noBatchLifecycle;
+  const { schedulerTick } = options.metrics ?? processMetrics();
   await options.timers.scheduleRecurring(
     { name: "scheduler-tick", everySeconds: options.tickSeconds },
     async () => {
+      const endTick = schedulerTick.startTimer();
       try {
         await runSchedulerTick(
           { db: options.db, logger, dataSources: options.dataSources, lifecycle },
           now(),
         );
+        endTick({ outcome: "ok" });
       } catch (error) {
+        endTick({ outcome: "failed" });
         // Only a failure outside any runbook (listing runbooks: the database is down) gets here.
         logger.error({ reason: describeFailure(error) }, "scheduler tick failed");
       }

@@ -17,3 +17,4 @@ export * from "./wire-result.ts";
 export * from "./worker-config.ts";
 export * from "./worker-runtime.ts";
 export * from "./worker-service.ts";
+export * from "./compose.ts";

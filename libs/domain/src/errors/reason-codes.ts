@@ -84,6 +84,8 @@ export const reasonCodes = {
   validationInvalidInput: "validation.invalid_input",
   /** No Microsoft Entra token could be had for PostgreSQL (DATABASE_AUTH=entra). */
   databaseAuthFailed: "database.auth_failed",
+  /** The database schema is behind this release's migrations: run `matoolkit migrate` first. */
+  databaseSchemaOutdated: "database.schema_outdated",
   /** An error the code did not anticipate; the logs hold the details. */
   unexpectedException: "unexpected.exception",
 } as const;

@@ -1,5 +1,7 @@
 import { routingProperties, topics, type Topic } from "@matoolkit/domain";
+import type { Context } from "@opentelemetry/api";
 import { z } from "zod";
+import { telemetryProperties, traceContextOf, withPublishedAt } from "../telemetry/trace-properties.ts";
 
 /**
  * What Dapr POSTs to a topic route: a CloudEvent 1.0 whose `data` is our message body, `id` the
@@ -13,6 +15,26 @@ export const daprCloudEventSchema = z.looseObject({
   data: z.unknown().optional(),
 });
 export type DaprCloudEvent = z.infer<typeof daprCloudEventSchema>;
+
+/**
+ * The context a delivery's handler runs in: the CloudEvent's W3C trace context as the remote
+ * parent, and its `time` (set by daprd at publish) as the publish time for the queue lag. Dapr
+ * delivers the CloudEvent, not the broker's application properties, so these cannot come as
+ * properties of the Delivery (instrumented-bus.ts reads them from the active context).
+ */
+export function deliveryContextOf(event: DaprCloudEvent): Context {
+  const text = (value: unknown) => (typeof value === "string" && value !== "" ? value : undefined);
+  const traceparent = text(event.traceparent);
+  const tracestate = text(event.tracestate);
+  const time = text(event.time) === undefined ? undefined : new Date(event.time as string);
+  return withPublishedAt(
+    traceContextOf({
+      ...(traceparent === undefined ? {} : { [telemetryProperties.traceparent]: traceparent }),
+      ...(tracestate === undefined ? {} : { [telemetryProperties.tracestate]: tracestate }),
+    }),
+    time === undefined || Number.isNaN(time.getTime()) ? undefined : time,
+  );
+}
 
 /** Dapr's own type when the publisher set none. */
 export const DAPR_DEFAULT_EVENT_TYPE = "com.dapr.event.sent";
@@ -49,9 +71,15 @@ export function publishMetadata(message: {
   readonly properties: Readonly<Record<string, string>>;
 }): Record<string, string> {
   const type = message.properties[routingProperties.messageType];
+  const traceparent = message.properties[telemetryProperties.traceparent];
+  const tracestate = message.properties[telemetryProperties.tracestate];
   return {
     "cloudevent.id": message.id,
     ...(type === undefined ? {} : { "cloudevent.type": type }),
+    // The message's trace context becomes the CloudEvent's (daprd's override keys), so the
+    // consumer's span continues the publisher's trace whatever Dapr's own tracing does.
+    ...(traceparent === undefined ? {} : { "cloudevent.traceparent": traceparent }),
+    ...(tracestate === undefined ? {} : { "cloudevent.tracestate": tracestate }),
     // Service Bus: the id for its duplicate detection, the properties for SQL filters.
     MessageId: message.id,
     ...message.properties,

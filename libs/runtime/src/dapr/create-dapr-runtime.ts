@@ -1,6 +1,7 @@
 import type { AnyKysely } from "../any-kysely.ts";
 import type { Logger } from "../logger.ts";
-import type { Topic } from "@matoolkit/domain";
+import { routingProperties, topics, type Topic } from "@matoolkit/domain";
+import { workerJobsSubscription } from "../topology.ts";
 import type { IdempotencyStore, Timers } from "../ports/index.ts";
 import { createDaprAppServer, type DaprAppServer } from "./dapr-app-server.ts";
 import { createDaprHttp, type DaprSidecarAddress } from "./dapr-http.ts";
@@ -21,8 +22,16 @@ export interface DaprRuntimeOptions {
   readonly pubsubName: string;
   readonly stateStoreName: string;
   readonly jobsApiVersion: DaprJobsApiVersion;
-  /** The service's database (dead letters are recorded there). */
-  readonly db: AnyKysely;
+  /**
+   * The service's database (dead letters are recorded there). Absent for the worker, which has
+   * no SQL access on Dapr: its dead letters are logged, and adopted by the orchestrator.
+   */
+  readonly db?: AnyKysely;
+  /**
+   * Subscribe to `worker-jobs-deadletter` and record the worker pools' dead letters in `db`
+   * (the orchestrator: the apps of the worker pools have no database).
+   */
+  readonly adoptWorkerJobDeadLetters?: boolean;
   readonly logger: Logger;
   readonly dedupeWindowSeconds: number;
   /** Which ports to build on Dapr; the others stay with whoever else provides them. */
@@ -93,7 +102,20 @@ export async function createDaprRuntime(options: DaprRuntimeOptions): Promise<Da
       }),
       state,
       dedupeWindowSeconds: options.dedupeWindowSeconds,
-      db: options.db,
+      ...(options.db === undefined ? {} : { db: options.db }),
+      ...(options.adoptWorkerJobDeadLetters === true
+        ? {
+            adoptedDeadLetters: [
+              {
+                topic: topics.workerJobs,
+                subscriptionOf: (properties: Record<string, string>) => {
+                  const workerId = properties[routingProperties.workerId];
+                  return workerId === undefined ? undefined : workerJobsSubscription(workerId);
+                },
+              },
+            ],
+          }
+        : {}),
       deliverLater,
       logger,
       ...(options.catchAllTopics === undefined ? {} : { catchAllTopics: options.catchAllTopics }),

@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "../logger.ts";
+import { sendMetrics } from "../telemetry/metrics-endpoint.ts";
+import { processMetrics, type Metrics } from "../telemetry/metrics.ts";
 
 /** What a topic route answers Dapr (the pub/sub response contract). */
 export type DaprDeliveryStatus = "SUCCESS" | "RETRY" | "DROP";
@@ -14,12 +16,14 @@ export interface DaprAppServerOptions {
   /** APP_API_TOKEN: when set, Dapr sends it as `dapr-api-token` and nothing else may call us. */
   readonly appApiToken?: string;
   readonly logger: Logger;
+  /** Served at `GET /metrics` (unauthenticated, like the probes); default the process-wide ones. */
+  readonly metrics?: Metrics;
 }
 
 /**
  * The app side of the sidecar protocol, on its own port (the admin API keeps its own server and
  * auth): `GET /dapr/subscribe` (programmatic subscriptions), `POST /dapr/topics/…` (deliveries),
- * `POST /job/{name}` (Jobs API triggers), and `/healthz` + `/readyz` for the platform.
+ * `POST /job/{name}` (Jobs API triggers), and `/healthz` + `/readyz` + `/metrics` for the platform.
  * Adapters register routes before `listen()`: daprd reads `/dapr/subscribe` once, when the app
  * port first answers, so everything announced must be known by then.
  */
@@ -48,6 +52,10 @@ export function createDaprAppServer(options: DaprAppServerOptions): DaprAppServe
     if (request.method === "GET" && path === "/healthz") return send(response, 200, { status: "alive" });
     if (request.method === "GET" && path === "/readyz") {
       return send(response, ready ? 200 : 503, { status: ready ? "ready" : "waiting for the Dapr sidecar" });
+    }
+    // Prometheus scrapes carry no dapr-api-token; the text holds no member data (metrics.ts).
+    if (request.method === "GET" && path === "/metrics") {
+      return sendMetrics(options.metrics ?? processMetrics(), response);
     }
     if (options.appApiToken !== undefined && request.headers["dapr-api-token"] !== options.appApiToken) {
       return send(response, 401, { error: "missing or wrong dapr-api-token" });

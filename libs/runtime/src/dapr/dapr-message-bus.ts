@@ -1,4 +1,5 @@
 import { MatoolkitError, reasonCodes, toSafeError } from "@matoolkit/domain";
+import { context } from "@opentelemetry/api";
 import type { AnyKysely } from "../any-kysely.ts";
 import type { Logger } from "../logger.ts";
 import {
@@ -15,13 +16,19 @@ import {
   bulkPublishEntry,
   bulkPublishFailureSchema,
   daprCloudEventSchema,
+  deliveryContextOf,
   isTopic,
   propertiesOf,
   publishMetadata,
 } from "./cloud-event-delivery.ts";
 import type { DaprAppServer, DaprDeliveryStatus } from "./dapr-app-server.ts";
 import type { DaprHttp } from "./dapr-http.ts";
-import { createDeadLetterIntake, deadLetterRoute, deadLetterSubscription } from "./dead-letter-intake.ts";
+import {
+  createDeadLetterIntake,
+  deadLetterRoute,
+  deadLetterSubscription,
+  type AdoptedDeadLetters,
+} from "./dead-letter-intake.ts";
 import { installDeadLetterTable, readDaprDeadLetters, recordDeadLetter } from "./dead-letter-table.ts";
 import type { DaprStateStore } from "./dapr-state-store.ts";
 import type { DeliveryLedger } from "./delivery-ledger.ts";
@@ -49,8 +56,14 @@ export interface DaprMessageBusOptions {
   /** Remembers published ids for the dedupe window (duplicate detection on publish). */
   readonly state: DaprStateStore;
   readonly dedupeWindowSeconds: number;
-  /** The service's database: dead letters are recorded there with their reason. */
-  readonly db: AnyKysely;
+  /**
+   * The service's database: dead letters are recorded there with their reason. Absent (the
+   * worker on Dapr has no SQL access): a dead letter is logged with its reason and Dapr forwards
+   * it to `<topic>-deadletter`, where an app with a database adopts it (`adoptedDeadLetters`).
+   */
+  readonly db?: AnyKysely;
+  /** Other apps' topics whose dead letters this app records (needs `db`). */
+  readonly adoptedDeadLetters?: readonly AdoptedDeadLetters[];
   readonly deliverLater: DeliverLater;
   readonly logger: Logger;
   /** Topics announced with a default route even before anything subscribes (tests). */
@@ -106,7 +119,10 @@ export async function createDaprMessageBus(options: DaprMessageBusOptions): Prom
     // The SDK's own logger bypasses ours (and its redaction); errors come back to us as values.
     logger: { level: LogLevel.Error },
   });
-  await installDeadLetterTable(db);
+  if (db !== undefined) await installDeadLetterTable(db);
+  if (db === undefined && (options.adoptedDeadLetters ?? []).length > 0) {
+    throw new Error("Adopting other apps' dead letters needs a database to record them in");
+  }
 
   const local = new Map<Topic, LocalSubscription[]>();
   const inFlight = new Set<Promise<unknown>>();
@@ -133,24 +149,35 @@ export async function createDaprMessageBus(options: DaprMessageBusOptions): Prom
       catchAllTopics: options.catchAllTopics ?? [],
     }),
   );
-  // Every topic this app consumes also has its dead-letter topic read back (dead-letter-intake.ts).
+  // Every topic this app consumes also has its dead-letter topic read back (dead-letter-intake.ts),
+  // and so have adopted topics; without a database there is nowhere to record them.
+  const adoptedTopics = (options.adoptedDeadLetters ?? []).map((adopted) => adopted.topic);
   app.announceSubscriptions(() =>
-    [...new Set<Topic>([...(options.catchAllTopics ?? []), ...local.keys()])].map((topic) =>
-      deadLetterSubscription(pubsubName, topic),
-    ),
+    db === undefined
+      ? []
+      : [...new Set<Topic>([...(options.catchAllTopics ?? []), ...local.keys(), ...adoptedTopics])].map(
+          (topic) => deadLetterSubscription(pubsubName, topic),
+        ),
   );
   const ledgerKey = (topic: Topic, subscription: Subscription, messageId: string) =>
     `delivery|${topic}|${subscription.name}|${messageId}`;
-  const intake = createDeadLetterIntake({
-    db,
-    ledger,
-    logger,
-    subscriptionsOf: (topic) => (local.get(topic) ?? []).map((entry) => entry.subscription),
-    ledgerKey,
-  });
+  const intake =
+    db === undefined
+      ? undefined
+      : createDeadLetterIntake({
+          db,
+          ledger,
+          logger,
+          subscriptionsOf: (topic) => (local.get(topic) ?? []).map((entry) => entry.subscription),
+          adoptedSubscriptionOf: (topic, properties) =>
+            options.adoptedDeadLetters
+              ?.find((adopted) => adopted.topic === topic)
+              ?.subscriptionOf(properties),
+          ledgerKey,
+        });
   const intakeRoutes = new Set<Topic>();
   function ensureIntakeRoute(topic: Topic): void {
-    if (intakeRoutes.has(topic)) return;
+    if (intake === undefined || intakeRoutes.has(topic)) return;
     intakeRoutes.add(topic);
     app.route(deadLetterRoute(topic), (event) =>
       track(stopped ? Promise.resolve("RETRY") : intake(topic, event)),
@@ -160,6 +187,7 @@ export async function createDaprMessageBus(options: DaprMessageBusOptions): Prom
     ensureRoute(topicRoute(topic), topic);
     ensureIntakeRoute(topic);
   }
+  for (const topic of adoptedTopics) ensureIntakeRoute(topic);
 
   function ensureRoute(path: string, topic: Topic): void {
     if (announcedRoutes.has(path)) return;
@@ -191,8 +219,14 @@ export async function createDaprMessageBus(options: DaprMessageBusOptions): Prom
     );
     // Nothing here for it (a replica without that subscription): another consumer may have one.
     if (matching.length === 0) return "RETRY";
+    // Handlers run in the CloudEvent's trace context (and publish time): see deliveryContextOf.
+    const delivered = deliveryContextOf(event);
     const statuses = await Promise.all(
-      matching.map((entry) => deliverTo(entry, { id: event.id, topic, body: event.data, properties })),
+      matching.map((entry) =>
+        context.with(delivered, () =>
+          deliverTo(entry, { id: event.id, topic, body: event.data, properties }),
+        ),
+      ),
     );
     if (statuses.includes("RETRY")) return "RETRY";
     return statuses.every((status) => status === "DROP") ? "DROP" : "SUCCESS";
@@ -243,15 +277,18 @@ export async function createDaprMessageBus(options: DaprMessageBusOptions): Prom
         return "RETRY";
       }
       const reason = `${safe.reason}: ${safe.message}`;
-      await recordDeadLetter(db, {
-        id: message.id,
-        topic: message.topic,
-        subscription: subscription.name,
-        body: message.body,
-        properties: message.properties,
-        deliveryCount: begun.attempt,
-        error: reason,
-      });
+      // Without a database the log line below is the record; an app with one adopts the copy.
+      if (db !== undefined) {
+        await recordDeadLetter(db, {
+          id: message.id,
+          topic: message.topic,
+          subscription: subscription.name,
+          body: message.body,
+          properties: message.properties,
+          deliveryCount: begun.attempt,
+          error: reason,
+        });
+      }
       // Marked handled: further copies (Dapr's redelivery, a broker retry) are acknowledged.
       await ledger.succeeded(key, begun.attempt);
       logger.error(
@@ -394,7 +431,14 @@ export async function createDaprMessageBus(options: DaprMessageBusOptions): Prom
         app.route(unmatchedRoute(subscription.topic), async () => "SUCCESS");
       }
     },
-    deadLetters: (subscription) => readDaprDeadLetters(db, subscription),
+    deadLetters: async (subscription) => {
+      if (db === undefined) {
+        throw new Error(
+          "This app has no database: its dead letters are recorded by the app that adopts them (the orchestrator)",
+        );
+      }
+      return readDaprDeadLetters(db, subscription);
+    },
     async stop() {
       stopped = true;
       await Promise.allSettled([...inFlight]);

@@ -34,12 +34,30 @@ export function deadLetterSubscription(pubsubName: string, topic: string): unkno
 export const DAPR_DEAD_LETTER_REASON =
   "dapr.dead_lettered: Dapr dead-lettered the message without the app's verdict (app unreachable or failing before the handler until the inbound retries ran out, or 404)";
 
+export const ADOPTED_DEAD_LETTER_REASON =
+  "dapr.dead_lettered: dead-lettered in another app (it has no database; its log holds the reason under this message id), or by Dapr without that app's verdict";
+
+/**
+ * Another app's topic whose dead letters this app records: the worker on Dapr has no SQL access,
+ * so the orchestrator subscribes to `worker-jobs-deadletter` and records them in its table.
+ */
+export interface AdoptedDeadLetters {
+  readonly topic: Topic;
+  /** The other app's subscription the message was meant for (from its routing properties). */
+  subscriptionOf(properties: Record<string, string>): Subscription | undefined;
+}
+
 export function createDeadLetterIntake(args: {
   readonly db: AnyKysely;
   readonly ledger: DeliveryLedger;
   readonly logger: Logger;
   /** Local subscriptions of a topic (the bus's current table). */
   readonly subscriptionsOf: (topic: Topic) => readonly Subscription[];
+  /** An adopted topic's subscription for a dead letter no local subscription matches. */
+  readonly adoptedSubscriptionOf?: (
+    topic: Topic,
+    properties: Record<string, string>,
+  ) => Subscription | undefined;
   readonly ledgerKey: (topic: Topic, subscription: Subscription, messageId: string) => string;
 }): (topic: Topic, raw: unknown) => Promise<DaprDeliveryStatus> {
   const { db, ledger, logger } = args;
@@ -76,6 +94,25 @@ export function createDeadLetterIntake(args: {
         { messageId: event.id, subscription: subscription.name, attempts: known?.attempts },
         "message dead-lettered by Dapr",
       );
+    }
+    if (matching.length === 0) {
+      const adopted = args.adoptedSubscriptionOf?.(topic, properties);
+      if (adopted !== undefined) {
+        // The other app's delivery ledger is its own (Dapr prefixes state keys by app id): no count.
+        await recordDeadLetter(db, {
+          id: event.id,
+          topic,
+          subscription: adopted.name,
+          body: event.data,
+          properties,
+          deliveryCount: 0,
+          error: ADOPTED_DEAD_LETTER_REASON,
+        });
+        logger.error(
+          { messageId: event.id, subscription: adopted.name },
+          "another app's dead letter recorded",
+        );
+      }
     }
     return "SUCCESS";
   };

@@ -47,4 +47,6 @@ export {
 } from "./principal.ts";
 export type { AppRole, Principal } from "./principal.ts";
 export { createTokenVerifier } from "./verify-token.ts";
+export { signInConfigOf, signInConfigSchema } from "./sign-in-config.ts";
+export type { SignInConfig } from "./sign-in-config.ts";
 export type { TokenExpectations, TokenVerifier } from "./verify-token.ts";

@@ -87,7 +87,8 @@ describe("problem details on every error path", () => {
 
   it("no such route, inside and outside /api", async () => {
     expectProblem(await harness.request("GET", "/no-such-thing"), 404, "resource.not_found");
-    const outside = await fetch(`${harness.url}/nothing-here`);
+    // A GET outside /api is the dashboard's (dashboard-static.test.ts); anything else is not found.
+    const outside = await fetch(`${harness.url}/nothing-here`, { method: "POST" });
     expect(outside.status).toBe(404);
     expect(outside.headers.get("content-type")).toMatch(/^application\/problem\+json/);
     expect(problemDetailsSchema.parse(await outside.json()).code).toBe("resource.not_found");

@@ -2,11 +2,13 @@ import packageJson from "../../package.json" with { type: "json" };
 import { healthOperations } from "../http/health.operations.ts";
 import { problemTypeOperation } from "../http/problem-type.operations.ts";
 import { auditOperations } from "../routes/audit.routes.ts";
+import { authConfigOperations } from "../routes/auth-config.routes.ts";
 import { automationOperations } from "../routes/automation.routes.ts";
 import { batchMemberOperations } from "../routes/batch-members.routes.ts";
 import { batchPauseOperations } from "../routes/batch-pause.routes.ts";
 import { batchReportOperations } from "../routes/batch-report.routes.ts";
 import { batchRedriveOperations } from "../routes/batch-redrive.routes.ts";
+import { batchGridOperations } from "../routes/batch-grid.routes.ts";
 import { batchOperations } from "../routes/batches.routes.ts";
 import { runbookPlanOperations } from "../routes/runbook-plan.routes.ts";
 import { runbookTemplateOperations } from "../routes/runbook-template.routes.ts";
@@ -37,7 +39,9 @@ export function adminApiOperations(): readonly Operation[] {
     ...batchPauseOperations,
     ...batchReportOperations,
     ...batchRedriveOperations,
+    ...batchGridOperations,
     ...auditOperations,
+    ...authConfigOperations,
     openApiOperation(() => (document ??= buildOpenApiDocument(operations, packageJson.version))),
   ];
   return operations;

@@ -3,6 +3,7 @@ import type { Db } from "@matoolkit/db";
 import type { MessageBus } from "@matoolkit/runtime";
 import type { z } from "zod";
 import type { AppRole, Principal } from "../auth/index.ts";
+import type { SignInConfig } from "../auth/sign-in-config.ts";
 import type { ApiErrorCode } from "../http/api-error.ts";
 import type { StatusOf } from "../http/problem-types.ts";
 import type { Readiness } from "../http/readiness.ts";
@@ -30,6 +31,8 @@ export interface ApiDeps {
   readonly readiness: Readiness;
   /** POST /api/batches refuses an identical CSV of the same runbook within this many minutes (0: never). */
   readonly duplicateBatchWindowMinutes: number;
+  /** GET /api/auth/config's answer: how clients sign in (no secrets). */
+  readonly signIn: SignInConfig;
 }
 
 export interface ResponseSpec {

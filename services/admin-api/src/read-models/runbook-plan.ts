@@ -7,7 +7,7 @@ import {
   type PlannedStep,
   type RunbookDefinition,
 } from "@matoolkit/domain";
-import { roundToFiveMinutes, SourceRowError, toSourceRows } from "@matoolkit/scheduler";
+import { roundToFiveMinutes, SourceRowError, toSourceRows } from "@matoolkit/commands";
 import { parseMembersCsv } from "../csv/parse-members-csv.ts";
 import { ApiError, notFound } from "../http/api-error.ts";
 

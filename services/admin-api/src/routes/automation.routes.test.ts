@@ -231,6 +231,7 @@ describe("POST /api/runbooks/{name}/query/preview", () => {
       status: 422,
       code: "member_data.invalid",
       detail: 'row 2: batch_time_column "MigrationDate" is not an ISO 8601 date/time',
+      requestId: expect.any(String),
     });
   });
 });

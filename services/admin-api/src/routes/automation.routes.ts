@@ -1,6 +1,6 @@
 import { DataSourceError } from "@matoolkit/datasources";
 import { getActiveRunbook, getAutomationSettings, type Db } from "@matoolkit/db";
-import { previewRunbookQuery, SourceRowError } from "@matoolkit/scheduler";
+import { previewRunbookQuery, SourceRowError } from "@matoolkit/commands";
 import { z } from "zod";
 import { setAutomationCommand } from "../commands/set-automation.ts";
 import { ApiError, notFound } from "../http/api-error.ts";

@@ -140,6 +140,23 @@ export function isIncomplete(result: unknown): boolean {
   );
 }
 
+/**
+ * How a result counts in `matoolkit_step_results_total`: its outcome and the stable reason code
+ * the orchestrator stores for it (`none` for a success). Never the worker's message text.
+ */
+export function resultOutcome(result: WorkerResultMessage): {
+  readonly outcome: "succeeded" | "failed" | "incomplete";
+  readonly reasonCode: string;
+} {
+  if (result.Status === "Failure") {
+    return {
+      outcome: "failed",
+      reasonCode: failureCode(result.Error?.Type ?? null, result.Error?.IsThrottled ?? false),
+    };
+  }
+  return { outcome: isIncomplete(result.Result) ? "incomplete" : "succeeded", reasonCode: "none" };
+}
+
 /** Workers report .NET exception types or our reason codes; we store a stable reason code. */
 function failureCode(type: string | null, throttled: boolean): string {
   // The worker's own code says most (worker.throttled, graph.not_found…); a .NET exception type

@@ -1,4 +1,4 @@
-import type { SourceRow } from "../source/source-rows.ts";
+import type { SourceRow } from "@matoolkit/commands";
 
 export interface SourceStream {
   /** Every row, the first one included; pulled by the sync as it stages. */

@@ -10,10 +10,8 @@ import {
   type Runbook,
 } from "@matoolkit/db";
 import type { RunbookDefinition } from "@matoolkit/domain";
-import { memberAddedMessage, memberRemovedMessage } from "@matoolkit/commands";
-import type { SourceRow } from "../source/source-rows.ts";
+import { memberAddedMessage, memberRemovedMessage, stageRows, type SourceRow } from "@matoolkit/commands";
 import { createAutomatedBatch } from "./create-batch.ts";
-import { stageRows } from "./stage-rows.ts";
 
 export interface SyncResult {
   readonly sourceRows: number;

@@ -17,7 +17,7 @@ import type { FunctionModule, WorkerFunction } from "./worker-function.ts";
  * Loading is all or nothing, at start-up: a module that does not import, an export that is not
  * a function under a Verb-Noun name, a module with nothing usable, or a name already taken (by
  * another file or by a standard function) stops the worker with an error naming the file.
- * `.ts` files need the worker to run under tsx, as `npm start` and the image do.
+ * `.ts` files need TypeScript support: tsx under `npm start`, Node 24's own type stripping in the image.
  */
 export interface CustomFunctionsLoaded {
   /** Every custom function, by its declared name. */

@@ -9,9 +9,9 @@ import {
   type Db,
 } from "@matoolkit/db";
 import type { DataSourceConfig } from "@matoolkit/domain";
-import { roundToFiveMinutes } from "../source/batch-time.ts";
-import { KeyFingerprints } from "../source/key-fingerprints.ts";
-import { createSourceRowReader, duplicateKeyError, type SourceRow } from "../source/source-rows.ts";
+import { roundToFiveMinutes } from "./batch-time.ts";
+import { KeyFingerprints } from "./key-fingerprints.ts";
+import { createSourceRowReader, duplicateKeyError, type SourceRow } from "./source-rows.ts";
 import { batchesByStartTime } from "./batch-for-start.ts";
 
 export interface StageOptions {

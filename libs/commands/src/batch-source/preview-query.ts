@@ -7,8 +7,8 @@ import {
 } from "@matoolkit/db";
 import { parseRunbookOrThrow } from "@matoolkit/domain";
 import type { DataSourceClient } from "@matoolkit/datasources";
-import { toSourceRows } from "../source/source-rows.ts";
-import { stageRows } from "../tick/stage-rows.ts";
+import { toSourceRows } from "./source-rows.ts";
+import { stageRows } from "./stage-rows.ts";
 
 export interface PreviewBatch {
   /** ISO 8601 start time of the batch. */

@@ -1,0 +1,170 @@
+import type { ExecutionStatus, MemberStatus } from "@matoolkit/domain";
+import { sql } from "kysely";
+import type { Db } from "./connection.ts";
+
+/** One member of a status grid page with the current row of each of its steps. */
+export interface BatchGridMember {
+  readonly id: number;
+  readonly memberKey: string;
+  readonly status: MemberStatus;
+  readonly failedAt: Date | null;
+  readonly steps: readonly BatchGridStep[];
+}
+
+/** What a grid cell shows: the step's status and, on hover, its error and counters. */
+export interface BatchGridStep {
+  readonly id: number;
+  readonly phaseName: string;
+  readonly stepName: string;
+  readonly status: ExecutionStatus;
+  readonly errorCode: string | null;
+  /** Stored sanitized (the orchestrator sanitizes worker errors before writing them). */
+  readonly errorMessage: string | null;
+  readonly retryCount: number;
+  readonly pollCount: number;
+  readonly redriveCount: number;
+  readonly completedAt: Date | null;
+}
+
+/**
+ * One offset page of a batch's members (id order) with their steps of every phase, in ONE query,
+ * for the dashboard's member × step grid (GET /api/batches/{id}/grid). Offset rather than keyset:
+ * a virtualised grid jumps to any row index (a scrollbar drag), and a batch's members are at
+ * most tens of thousands, read through the (batch_id, id) index. As in readBatchReportPage, a step
+ * has one row per phase execution and the newest runbook version's row is the one shown.
+ */
+export async function readBatchGridPage(
+  db: Db,
+  batchId: number,
+  page: { readonly offset: number; readonly limit: number },
+): Promise<BatchGridMember[]> {
+  // `batch_id = ANY(ARRAY[$1])`: see listMembersPage (the planner then takes the (batch_id, id) index).
+  const members = db
+    .selectFrom("batchMembers")
+    .select(["id", "memberKey", "status", "failedAt"])
+    .where(sql<boolean>`batch_id = ANY(${sql.val([batchId])}::int[])`)
+    .orderBy("batchId")
+    .orderBy("id")
+    .limit(page.limit)
+    .offset(page.offset)
+    .as("m");
+  const rows = await db
+    .selectFrom(members)
+    .leftJoinLateral(
+      (eb) =>
+        eb
+          .selectFrom("stepExecutions as s")
+          .innerJoin("phaseExecutions as p", "p.id", "s.phaseExecutionId")
+          .select([
+            "s.id as stepId",
+            "p.phaseName",
+            "s.stepName",
+            "s.status as stepStatus",
+            "s.errorCode",
+            "s.errorMessage",
+            "s.retryCount",
+            "s.pollCount",
+            "s.redriveCount",
+            "s.completedAt",
+          ])
+          .distinctOn(["p.phaseName", "s.stepName"])
+          .whereRef("s.batchMemberId", "=", "m.id")
+          .orderBy("p.phaseName")
+          .orderBy("s.stepName")
+          .orderBy("p.runbookVersion", "desc")
+          .orderBy("s.id", "desc")
+          .as("st"),
+      (join) => join.onTrue(),
+    )
+    .select([
+      "m.id",
+      "m.memberKey",
+      "m.status",
+      "m.failedAt",
+      "st.stepId",
+      "st.phaseName",
+      "st.stepName",
+      "st.stepStatus",
+      "st.errorCode",
+      "st.errorMessage",
+      "st.retryCount",
+      "st.pollCount",
+      "st.redriveCount",
+      "st.completedAt",
+    ])
+    .orderBy("m.id")
+    .execute();
+  const grouped: (Omit<BatchGridMember, "steps"> & { steps: BatchGridStep[] })[] = [];
+  for (const row of rows) {
+    let member = grouped.at(-1);
+    if (member?.id !== row.id) {
+      member = {
+        id: row.id,
+        memberKey: row.memberKey,
+        status: row.status,
+        failedAt: row.failedAt,
+        steps: [],
+      };
+      grouped.push(member);
+    }
+    if (row.stepId === null || row.phaseName === null || row.stepName === null || row.stepStatus === null)
+      continue;
+    member.steps.push({
+      id: row.stepId,
+      phaseName: row.phaseName,
+      stepName: row.stepName,
+      status: row.stepStatus,
+      errorCode: row.errorCode,
+      errorMessage: row.errorMessage,
+      retryCount: row.retryCount ?? 0,
+      pollCount: row.pollCount ?? 0,
+      redriveCount: row.redriveCount ?? 0,
+      completedAt: row.completedAt,
+    });
+  }
+  return grouped;
+}
+
+/** Members that finished within one second, by how they finished. */
+export interface MemberFinishBucket {
+  readonly at: Date;
+  readonly succeeded: number;
+  readonly failed: number;
+}
+
+/**
+ * When the batch's members finished, per second, oldest first (GET /api/batches/{id}/progress): a
+ * failed member at its failed_at; an active member once every step of its runbook version
+ * (`stepsPerMember` distinct phase/step names) has succeeded, at its last step's completion.
+ * Removed members never finish. One aggregate over the batch's steps: ~50,000 rows for 10,000
+ * members × 5 steps, read through step_executions (batch_member_id, status).
+ */
+export async function readMemberFinishes(
+  db: Db,
+  batchId: number,
+  stepsPerMember: number,
+): Promise<MemberFinishBucket[]> {
+  const result = await sql<{ at: Date; succeeded: number; failed: number }>`
+    SELECT date_trunc('second', finished_at) AS at,
+           count(*) FILTER (WHERE outcome = 'succeeded')::int AS succeeded,
+           count(*) FILTER (WHERE outcome = 'failed')::int AS failed
+    FROM (
+      SELECT CASE WHEN m.status = 'failed' THEN 'failed' ELSE 'succeeded' END AS outcome,
+             CASE WHEN m.status = 'failed' THEN m.failed_at ELSE s.last_completed END AS finished_at
+      FROM batch_members m
+      LEFT JOIN LATERAL (
+        SELECT max(se.completed_at) AS last_completed,
+               count(DISTINCT (pe.phase_name, se.step_name)) FILTER (WHERE se.status = 'succeeded') AS ok
+        FROM step_executions se
+        JOIN phase_executions pe ON pe.id = se.phase_execution_id
+        WHERE se.batch_member_id = m.id
+      ) s ON true
+      WHERE m.batch_id = ${batchId}
+        AND (m.status = 'failed' OR (m.status = 'active' AND ${stepsPerMember} > 0 AND s.ok >= ${stepsPerMember}))
+    ) finished
+    WHERE finished_at IS NOT NULL
+    GROUP BY 1
+    ORDER BY 1
+  `.execute(db);
+  return result.rows;
+}

@@ -1,0 +1,35 @@
+import { describe, expect, it } from "vitest";
+import { platformConfigFromEnv } from "./platform-config.ts";
+
+describe("observability configuration", () => {
+  it("reads OpenTelemetry's standard variables and MATOOLKIT_METRICS_PORT; all optional", () => {
+    expect(platformConfigFromEnv({}).telemetry).toEqual({
+      serviceName: undefined,
+      otlpEndpoint: undefined,
+      otlpTracesEndpoint: undefined,
+      metricsPort: undefined,
+    });
+    expect(
+      platformConfigFromEnv({
+        OTEL_SERVICE_NAME: "matoolkit-orchestrator-eu",
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://otel-collector:4318",
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://ingest.example/v1/traces",
+        MATOOLKIT_METRICS_PORT: "9464",
+      }).telemetry,
+    ).toEqual({
+      serviceName: "matoolkit-orchestrator-eu",
+      otlpEndpoint: "http://otel-collector:4318",
+      otlpTracesEndpoint: "https://ingest.example/v1/traces",
+      metricsPort: 9464,
+    });
+  });
+
+  it("names the variable when a value is unusable", () => {
+    expect(() => platformConfigFromEnv({ MATOOLKIT_METRICS_PORT: "70000" })).toThrow(
+      /MATOOLKIT_METRICS_PORT/,
+    );
+    expect(() => platformConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" })).toThrow(
+      /OTEL_EXPORTER_OTLP_ENDPOINT/,
+    );
+  });
+});

@@ -1,0 +1,202 @@
+import { randomUUID } from "node:crypto";
+import { enqueueOutbox } from "@matoolkit/db";
+import { topics } from "@matoolkit/domain";
+import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
+import { context, trace } from "@opentelemetry/api";
+import { sql } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createEmbeddedRuntime, type EmbeddedRuntime } from "../embedded/create-embedded-runtime.ts";
+import { createLogger } from "../logger.ts";
+import { startOutboxRelay, type OutboxRelay } from "../outbox/outbox-relay.ts";
+import type { Delivery, MessageBus } from "../ports/index.ts";
+import { startInMemoryTracing, type InMemoryTracing } from "./in-memory-tracing.ts";
+import { parsePrometheusText, sampleValue } from "./prometheus-text.ts";
+import { startTelemetry, type Telemetry } from "./start-telemetry.ts";
+import { telemetryProperties } from "./trace-properties.ts";
+import { matoolkitTracer, otlpTracesUrl } from "./tracing.ts";
+
+/**
+ * What startTelemetry sets up in a process, on the embedded runtime and a real database: outbox
+ * rows carry the trace of the transaction that wrote them, the relay's publish continues it, a
+ * delayed message's timer lag is measured, and the metrics server answers its three paths.
+ */
+const logger = createLogger({ level: "silent", name: "telemetry-test" });
+let tracing: InMemoryTracing;
+let database: TestDatabase;
+let runtime: EmbeddedRuntime;
+let telemetry: Telemetry;
+let bus: MessageBus;
+let relay: OutboxRelay;
+let metricsUrl: string;
+let markReady: () => void;
+const deliveries: Array<{ delivery: Delivery; spanId: string | undefined }> = [];
+
+beforeAll(async () => {
+  tracing = startInMemoryTracing("telemetry-test");
+  database = await createTestDatabase();
+  runtime = await createEmbeddedRuntime({
+    connectionString: database.url,
+    db: database.db,
+    logger,
+    pollingIntervalSeconds: 0.1,
+  });
+  const ready = new Promise<void>((resolve) => (markReady = resolve));
+  telemetry = await startTelemetry({
+    config: { metricsPort: 0, metricsHost: "127.0.0.1" },
+    service: "test",
+    logger,
+  });
+  telemetry.readyWhen(ready);
+  bus = telemetry.instrumentBus(runtime.bus, "embedded");
+  await bus.subscribe({ topic: topics.orchestratorEvents, name: "orchestrator" }, async (delivery) => {
+    deliveries.push({ delivery, spanId: trace.getActiveSpan()?.spanContext().spanId });
+  });
+  await bus.subscribe({ topic: topics.workerResults, name: "orchestrator" }, async (delivery) => {
+    deliveries.push({ delivery, spanId: trace.getActiveSpan()?.spanContext().spanId });
+  });
+  relay = await startOutboxRelay({ db: database.db, bus, logger, pollIntervalMs: 100 });
+  metricsUrl = telemetry.metricsUrl!;
+});
+
+afterAll(async () => {
+  await relay?.stop();
+  await runtime?.stop();
+  await telemetry?.stop();
+  await database?.drop();
+  await tracing?.shutdown();
+});
+
+const delivered = (id: string) =>
+  expect.poll(() => deliveries.find((entry) => entry.delivery.id === id)).toBeDefined();
+
+describe("trace context through the outbox", () => {
+  it("stores the writer's traceparent with the row; the delivery's span descends from the writer's span", async () => {
+    const id = `msg-${randomUUID()}`;
+    const request = matoolkitTracer().startSpan("admin request");
+    await context.with(trace.setSpan(context.active(), request), () =>
+      database.db.transaction().execute((trx) =>
+        enqueueOutbox(trx, [
+          {
+            messageId: id,
+            topic: topics.orchestratorEvents,
+            properties: { MessageType: "batch-init" },
+            body: {},
+          },
+        ]),
+      ),
+    );
+    request.end();
+    await delivered(id);
+
+    const entry = deliveries.find((candidate) => candidate.delivery.id === id)!;
+    const process = tracing.span(entry.spanId!);
+    expect(tracing.ancestry(process).map((span) => span.name)).toEqual([
+      `${topics.orchestratorEvents} process`,
+      `${topics.orchestratorEvents} publish`,
+      "admin request",
+    ]);
+    // On the wire: the publish span as parent, the enqueue time, and the routing property kept.
+    const publish = tracing.ancestry(process)[1]!;
+    expect(entry.delivery.properties).toMatchObject({
+      MessageType: "batch-init",
+      [telemetryProperties.traceparent]: `00-${request.spanContext().traceId}-${publish.spanContext().spanId}-01`,
+    });
+    expect(Number.isNaN(Date.parse(entry.delivery.properties[telemetryProperties.publishedAt]!))).toBe(false);
+  });
+
+  it("leaves rows written outside any span without a traceparent (no made-up parent)", async () => {
+    const id = `msg-${randomUUID()}`;
+    await enqueueOutbox(database.db, [
+      {
+        messageId: id,
+        topic: topics.orchestratorEvents,
+        properties: { MessageType: "batch-init" },
+        body: {},
+      },
+    ]);
+    await delivered(id);
+    const entry = deliveries.find((candidate) => candidate.delivery.id === id)!;
+    // The relay's publish span starts a trace of its own: the process span's only ancestor.
+    expect(tracing.ancestry(tracing.span(entry.spanId!)).map((span) => span.name)).toEqual([
+      `${topics.orchestratorEvents} process`,
+      `${topics.orchestratorEvents} publish`,
+    ]);
+  });
+});
+
+describe("lag metrics", () => {
+  it("records a delayed message's timer lag from its due time, and its queue lag", async () => {
+    const id = `msg-${randomUUID()}`;
+    // Due a minute ago (a timer that fired late): delivered at once, at least 60 s behind.
+    await bus.publish({
+      id,
+      topic: topics.workerResults,
+      properties: { MessageType: "retry-check" },
+      body: {},
+      deliverAt: new Date(Date.now() - 60_000),
+    });
+    await delivered(id);
+    const samples = parsePrometheusText(await (await fetch(`${metricsUrl}/metrics`)).text());
+    const value = (name: string, labels: Record<string, string>) =>
+      sampleValue(samples, name, labels) ?? Number.NaN;
+    const lagged = { message_type: "retry-check" };
+    const queued = { topic: topics.workerResults, subscription: "orchestrator" };
+    expect(value("matoolkit_timer_lag_seconds_count", lagged)).toBe(1);
+    expect(value("matoolkit_message_age_seconds_count", queued)).toBe(1);
+    // Both at the same delivery: timer lag runs from the due time, queue lag from the later
+    // publish, so they differ by at least the minute between the two.
+    expect(
+      value("matoolkit_timer_lag_seconds_sum", lagged) - value("matoolkit_message_age_seconds_sum", queued),
+    ).toBeGreaterThan(59.999);
+  });
+});
+
+describe("metrics server (MATOOLKIT_METRICS_PORT)", () => {
+  it("answers /healthz at once, /readyz once the platform is ready, /metrics as Prometheus text", async () => {
+    expect((await fetch(`${metricsUrl}/healthz`)).status).toBe(200);
+    expect((await fetch(`${metricsUrl}/readyz`)).status).toBe(503);
+    markReady();
+    await expect.poll(async () => (await fetch(`${metricsUrl}/readyz`)).status).toBe(200);
+    const response = await fetch(`${metricsUrl}/metrics`);
+    expect(response.headers.get("content-type")).toMatch(/^text\/plain/u);
+    expect(
+      sampleValue(parsePrometheusText(await response.text()), "nodejs_eventloop_lag_seconds"),
+    ).toBeGreaterThanOrEqual(0);
+    expect((await fetch(`${metricsUrl}/other`)).status).toBe(404);
+  });
+});
+
+describe("otlpTracesUrl", () => {
+  it("appends /v1/traces to the base endpoint; a traces endpoint is used as is", () => {
+    expect(otlpTracesUrl({ otlpEndpoint: "http://collector:4318/" })).toBe("http://collector:4318/v1/traces");
+    expect(
+      otlpTracesUrl({
+        otlpEndpoint: "http://collector:4318",
+        otlpTracesEndpoint: "https://x.example/traces",
+      }),
+    ).toBe("https://x.example/traces");
+    expect(otlpTracesUrl({})).toBeUndefined();
+  });
+});
+
+// The row itself, as libs/db stored it: the relay is stopped first, so the row stays to be read.
+describe("outbox row", () => {
+  it("stores traceparent and published-at in its properties column", async () => {
+    const request = matoolkitTracer().startSpan("writer");
+    const id = `msg-${randomUUID()}`;
+    await relay.stop();
+    await context.with(trace.setSpan(context.active(), request), () =>
+      enqueueOutbox(database.db, [
+        { messageId: id, topic: topics.notifications, properties: { A: "b" }, body: {} },
+      ]),
+    );
+    request.end();
+    const row = await sql<{ properties: Record<string, string> }>`
+      SELECT properties FROM outbox WHERE message_id = ${id}`.execute(database.db);
+    expect(row.rows[0]!.properties).toMatchObject({
+      A: "b",
+      traceparent: `00-${request.spanContext().traceId}-${request.spanContext().spanId}-01`,
+    });
+    expect(Object.keys(row.rows[0]!.properties).sort()).toEqual(["A", "published-at", "traceparent"]);
+  });
+});

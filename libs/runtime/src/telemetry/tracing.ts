@@ -1,0 +1,100 @@
+import { context, propagation, trace, type Tracer } from "@opentelemetry/api";
+import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import {
+  BatchSpanProcessor,
+  SimpleSpanProcessor,
+  type SpanExporter,
+  type SpanProcessor,
+} from "@opentelemetry/sdk-trace-base";
+import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
+import { ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
+import type { Logger } from "../logger.ts";
+
+/** The instrumentation scope of every span this code base makes. */
+export const TRACER_NAME = "matoolkit";
+
+export function matoolkitTracer(): Tracer {
+  return trace.getTracer(TRACER_NAME);
+}
+
+export interface TracingOptions {
+  /** `service.name` of the spans (OTEL_SERVICE_NAME; default matoolkit-<service>). */
+  readonly serviceName: string;
+  /**
+   * OTLP/HTTP traces URL (`<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/traces`). Absent: spans are made
+   * (trace context still travels in every message and log correlation works) but not exported.
+   */
+  readonly otlpTracesUrl?: string;
+  /** Tests: spans go to this exporter, one by one (an InMemorySpanExporter). */
+  readonly exporter?: SpanExporter;
+  readonly logger: Logger;
+}
+
+export interface Tracing {
+  /** Flushes and stops the exporter (no-op for a caller that found tracing already started). */
+  shutdown(): Promise<void>;
+}
+
+let started: { readonly serviceName: string } | undefined;
+
+/**
+ * Registers the process's tracer provider, the AsyncLocalStorage context manager (so the active
+ * span follows awaits) and the W3C Trace Context propagator. Once per process: a second call
+ * (all-in-one boots one platform for four services; a test started tracing with its in-memory
+ * exporter before booting) keeps the first provider and returns a shutdown that does nothing.
+ */
+export function startTracing(options: TracingOptions): Tracing {
+  if (started !== undefined) {
+    options.logger.debug({ serviceName: started.serviceName }, "tracing already started in this process");
+    return { shutdown: async () => undefined };
+  }
+  const spanProcessors: SpanProcessor[] = [];
+  if (options.exporter !== undefined) spanProcessors.push(new SimpleSpanProcessor(options.exporter));
+  if (options.otlpTracesUrl !== undefined) {
+    // Batched: export never sits on a request's or a delivery's path.
+    spanProcessors.push(new BatchSpanProcessor(new OTLPTraceExporter({ url: options.otlpTracesUrl })));
+  }
+  const provider = new NodeTracerProvider({
+    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName }),
+    spanProcessors,
+  });
+  // Ours is the only provider of the process: clear whatever an earlier one left registered (the
+  // API's globals outlive a module reload, e.g. between test files of one worker).
+  disableGlobals();
+  provider.register({ propagator: new W3CTraceContextPropagator() });
+  started = { serviceName: options.serviceName };
+  // The URL names a collector, never credentials (headers come from OTEL_EXPORTER_OTLP_HEADERS).
+  options.logger.info(
+    { serviceName: options.serviceName, exporting: options.otlpTracesUrl !== undefined },
+    "tracing started",
+  );
+  return {
+    async shutdown() {
+      if (started === undefined) return;
+      started = undefined;
+      await provider.shutdown();
+      disableGlobals();
+    },
+  };
+}
+
+function disableGlobals(): void {
+  trace.disable();
+  context.disable();
+  propagation.disable();
+}
+
+/**
+ * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as is, else OTEL_EXPORTER_OTLP_ENDPOINT plus `/v1/traces`
+ * (the OTLP exporter specification's rule for the signal-less base URL).
+ */
+export function otlpTracesUrl(endpoints: {
+  readonly otlpEndpoint?: string | undefined;
+  readonly otlpTracesEndpoint?: string | undefined;
+}): string | undefined {
+  if (endpoints.otlpTracesEndpoint !== undefined) return endpoints.otlpTracesEndpoint;
+  if (endpoints.otlpEndpoint === undefined) return undefined;
+  return `${endpoints.otlpEndpoint.replace(/\/+$/u, "")}/v1/traces`;
+}

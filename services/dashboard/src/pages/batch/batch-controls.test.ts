@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startBrowserHarness, type BrowserHarness } from "../../testing/browser-harness.ts";
+import {
+  confirmAction,
+  createBatch,
+  exampleCsv,
+  openAction,
+  publishPilot,
+  waitForApiStatus,
+  waitForBatchStatus,
+} from "./testing/batch-fixtures.ts";
+
+/**
+ * The batch page's pause/resume (and a 409 shown with its reason), and the virtualised grid: a
+ * batch of 2,500 members keeps only the rows in view in the DOM, reading its pages as it scrolls.
+ */
+let harness: BrowserHarness;
+
+beforeAll(async () => {
+  harness = await startBrowserHarness();
+  await publishPilot(harness);
+}, 120_000);
+
+afterAll(async () => {
+  await harness?.stop();
+});
+
+const MEMBERS = 2_500;
+
+function largeCsv(count: number): string {
+  const rows = Array.from(
+    { length: count },
+    (_, i) =>
+      `user${String(i).padStart(5, "0")}@contoso.test,User ${i},user${i}@fabrikam.test,smtp:u${i}@contoso.test,2026-12-05T09:00:00Z,Echo`,
+  );
+  return `UserPrincipalName,DisplayName,TargetEmail,ProxyAddresses,MigrationDate,PreCheck\n${rows.join("\n")}\n`;
+}
+
+describe("batch page controls", () => {
+  it("pauses and resumes a batch through the UI, and shows a 409 with its reason when the batch moved meanwhile", async () => {
+    const batchId = await createBatch(harness, await exampleCsv(harness, "members.csv"));
+    await harness.api("POST", `/batches/${batchId}/advance`);
+    await waitForApiStatus(harness, batchId, ["active"]);
+    const { page } = harness;
+    await page.goto(`${harness.apiUrl}/#/batches/${batchId}`);
+    await waitForBatchStatus(page, "active");
+
+    await confirmAction(page, "Pause");
+    await waitForBatchStatus(page, "paused");
+    await page.locator('[data-testid="event"][data-entity="batch"][data-to="paused"]').waitFor();
+    await confirmAction(page, "Resume");
+    await waitForBatchStatus(page, "active");
+
+    // Someone else pauses it while the dialog is open: the API refuses, the dialog says why.
+    const dialog = await openAction(page, "Pause");
+    await harness.api("POST", `/batches/${batchId}/pause`);
+    await dialog.getByRole("button", { name: "Pause" }).click();
+    const alert = dialog.getByRole("alert");
+    await alert.waitFor();
+    expect(await alert.textContent()).toBe(
+      `batch ${batchId} is paused; only an active batch can be paused (409 state.conflict)`,
+    );
+    await dialog.getByRole("button", { name: "Back" }).click();
+    await waitForBatchStatus(page, "paused");
+  });
+
+  it(`renders only the rows in view of a ${MEMBERS}-member batch, and reaches the last by keyboard`, async () => {
+    const batchId = await createBatch(harness, largeCsv(MEMBERS));
+    const { page } = harness;
+    await page.goto(`${harness.apiUrl}/#/batches/${batchId}`);
+    const grid = page.getByTestId("member-grid");
+    await page.locator('[data-testid="grid-row"][data-member-key="user00000@contoso.test"]').waitFor();
+    await expect(grid.getAttribute("data-member-total")).resolves.toBe(String(MEMBERS));
+    await expect(grid.getAttribute("aria-rowcount")).resolves.toBe(String(MEMBERS + 2));
+    const rowsAtTop = await page.getByTestId("grid-row").count();
+    expect(rowsAtTop).toBeGreaterThan(5);
+    expect(rowsAtTop).toBeLessThan(100);
+
+    // Ctrl+End from the first cell: the last member's row is read and rendered, focus on its last cell.
+    await page.locator('[data-testid="grid-row"] [data-row="0"][data-col="1"]').focus();
+    await page.keyboard.press("Control+End");
+    const lastKey = `user${String(MEMBERS - 1).padStart(5, "0")}@contoso.test`;
+    await page.locator(`[data-testid="grid-row"][data-member-key="${lastKey}"]`).waitFor();
+    await page.waitForFunction(
+      (row) => document.activeElement?.getAttribute("data-row") === row,
+      String(MEMBERS - 1),
+    );
+    const rowsAtEnd = await page.getByTestId("grid-row").count();
+    expect(rowsAtEnd).toBeLessThan(100);
+    expect(
+      await page.locator('[data-testid="grid-row"][data-member-key="user00000@contoso.test"]').count(),
+    ).toBe(0);
+  });
+});

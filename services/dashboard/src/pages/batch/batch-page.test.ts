@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startBrowserHarness, type BrowserHarness } from "../../testing/browser-harness.ts";
+import {
+  confirmAction,
+  createBatch,
+  exampleCsv,
+  publishPilot,
+  waitForBatchStatus,
+} from "./testing/batch-fixtures.ts";
+
+/**
+ * The batch page end to end in headless Chromium: a batch created from examples/members-one-fails.csv
+ * is advanced through the UI (init, pre-checks, cutover) with confirmation; the grid fills as the
+ * page follows the batch; the failed member's cell tells its error on hover and on keyboard focus.
+ */
+let harness: BrowserHarness;
+
+beforeAll(async () => {
+  harness = await startBrowserHarness();
+  await publishPilot(harness);
+}, 120_000);
+
+afterAll(async () => {
+  await harness?.stop();
+});
+
+const FAILED_MEMBER = "alex.wilber@contoso.test";
+
+describe("batch page", () => {
+  it("advances a batch to completion through the UI, the grid filling live, and shows a failed member's error", async () => {
+    const batchId = await createBatch(harness, await exampleCsv(harness, "members-one-fails.csv"));
+    const { page } = harness;
+    await page.goto(`${harness.apiUrl}/#/batches/${batchId}`);
+    await waitForBatchStatus(page, "detected");
+    await expect(page.getByTestId("member-total").textContent()).resolves.toBe("3");
+    // The grid lists every member before any step exists (· cells).
+    await page.locator('[data-testid="grid-row"][data-member-key="megan.bowen@contoso.test"]').waitFor();
+    expect(await page.locator('[role="gridcell"][data-status="none"]').count()).toBe(12);
+
+    // Init, then each phase once the one before has ended; each behind a confirmation dialog.
+    await confirmAction(page, "Advance");
+    await waitForBatchStatus(page, "active");
+    await confirmAction(page, "Advance");
+    await page.locator('[data-testid="phase"][data-phase="pre-checks"][data-status="completed"]').waitFor({
+      timeout: 60_000,
+    });
+    await confirmAction(page, "Advance");
+    await waitForBatchStatus(page, "completed");
+
+    // The grid caught up without a reload: two members through all four steps, one failed.
+    await page.waitForFunction(
+      () => document.querySelectorAll('[role="gridcell"][data-status="succeeded"]').length === 8,
+      undefined,
+      { timeout: 30_000 },
+    );
+    const failedRow = page.locator(`[data-testid="grid-row"][data-member-key="${FAILED_MEMBER}"]`);
+    const failedCell = failedRow.locator('[role="gridcell"][data-status="failed"]');
+    await expect(failedCell.textContent()).resolves.toBe("F");
+    await expect(page.getByTestId("batch-outcome").textContent()).resolves.toBe("partially succeeded");
+    await expect(page.getByTestId("member-failed").textContent()).resolves.toBe("1");
+
+    // Hover: the popover tells the sanitized error and the counters.
+    await failedCell.hover();
+    const details = page.getByTestId("cell-details");
+    await details.waitFor();
+    await expect(page.getByTestId("cell-error").textContent()).resolves.toBe(
+      "source mailbox is on litigation hold",
+    );
+    expect(await details.textContent()).toContain("Retries0");
+
+    // Keyboard: focus the failed cell, its details are there and named by the cell; → moves on.
+    await page.mouse.move(0, 0);
+    await failedCell.focus();
+    await expect(failedCell.getAttribute("aria-describedby")).resolves.toBe("grid-cell-details");
+    await expect(page.getByTestId("cell-error").textContent()).resolves.toBe(
+      "source mailbox is on litigation hold",
+    );
+    await page.keyboard.press("ArrowRight");
+    const next = failedRow.locator('[data-col="2"]');
+    await page.waitForFunction(() => document.activeElement?.getAttribute("data-col") === "2");
+    await expect(next.getAttribute("data-status")).resolves.toBe("cancelled");
+    expect(await details.textContent()).toContain("notify-user");
+
+    // The event timeline followed the batch to its end, and the chart's summary counts the members.
+    await page.locator('[data-testid="event"][data-entity="batch"][data-to="completed"]').waitFor();
+    await expect(page.getByTestId("progress-summary").textContent()).resolves.toBe(
+      "2 of 3 members through, 1 failed.",
+    );
+    await expect(page.getByTestId("batch-notice").textContent()).resolves.toContain("updates stopped");
+  });
+});

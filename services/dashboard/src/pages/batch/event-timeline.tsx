@@ -1,0 +1,38 @@
+import type { StatusEvent } from "./batch-api.ts";
+
+/**
+ * The batch's status changes, newest first, as the page follows them (see event-feed.ts). Not
+ * an aria-live region: a busy batch changes many times a second, which would drown a screen
+ * reader; the count in the heading says that more came.
+ */
+export function EventTimeline(props: {
+  readonly events: readonly StatusEvent[];
+  readonly seen: number;
+  readonly live: boolean;
+}) {
+  const newestFirst = [...props.events].reverse();
+  return (
+    <section class="batch-section" aria-labelledby="events-title">
+      <h2 id="events-title">Events</h2>
+      <p class="muted" data-testid="events-status">
+        {props.seen} events{props.live ? ", following live" : ""}
+        {props.seen > props.events.length ? ` (the newest ${props.events.length} shown)` : ""}
+      </p>
+      <ol class="event-list" data-testid="event-list">
+        {newestFirst.map((event) => (
+          <li key={event.id} data-testid="event" data-entity={event.entity} data-to={event.toStatus}>
+            <time dateTime={event.at}>{new Date(event.at).toLocaleTimeString()}</time>
+            <span class="event-entity">
+              {event.entity} {event.entityId}
+            </span>
+            <span>
+              {event.fromStatus ?? "created"} → <strong>{event.toStatus}</strong>
+            </span>
+            {event.reason !== null && <code class="event-reason">{event.reason}</code>}
+            {event.actor !== null && <span class="muted">by {event.actor}</span>}
+          </li>
+        ))}
+      </ol>
+    </section>
+  );
+}

@@ -1,0 +1,34 @@
+/** Wire shapes of GET /api/batches and GET /api/batches/{id} (read-models/batch-schemas.ts). */
+export const batchStatuses = [
+  "detected",
+  "init_dispatched",
+  "active",
+  "paused",
+  "completed",
+  "failed",
+  "cancelled",
+] as const;
+export type BatchStatus = (typeof batchStatuses)[number];
+
+export interface BatchListItem {
+  readonly id: number;
+  readonly runbookName: string;
+  readonly runbookVersion: number;
+  readonly batchStartTime: string | null;
+  readonly status: BatchStatus;
+  readonly detectedAt: string;
+  readonly isManual: boolean;
+  readonly createdBy: string | null;
+  readonly currentPhase: string | null;
+  readonly outcome: string | null;
+}
+
+/** Members by status (active, removed, failed); only the fields this page reads. */
+export interface BatchCounts {
+  readonly memberCounts: Readonly<Record<string, number>>;
+}
+
+export interface CreatedBatch {
+  readonly id: number;
+  readonly memberCount: number;
+}
