@@ -51,7 +51,7 @@ describe("batch page", () => {
     await page.waitForFunction(
       () => document.querySelectorAll('[role="gridcell"][data-status="succeeded"]').length === 8,
       undefined,
-      { timeout: 30_000 },
+      { timeout: 30_000, polling: 100 },
     );
     const failedRow = page.locator(`[data-testid="grid-row"][data-member-key="${FAILED_MEMBER}"]`);
     const failedCell = failedRow.locator('[role="gridcell"][data-status="failed"]');
@@ -77,7 +77,9 @@ describe("batch page", () => {
     );
     await page.keyboard.press("ArrowRight");
     const next = failedRow.locator('[data-col="2"]');
-    await page.waitForFunction(() => document.activeElement?.getAttribute("data-col") === "2");
+    await page.waitForFunction(() => document.activeElement?.getAttribute("data-col") === "2", undefined, {
+      polling: 100,
+    });
     await expect(next.getAttribute("data-status")).resolves.toBe("cancelled");
     expect(await details.textContent()).toContain("notify-user");
 
