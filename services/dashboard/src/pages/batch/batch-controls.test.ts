@@ -38,7 +38,7 @@ function largeCsv(count: number): string {
   return `UserPrincipalName,DisplayName,TargetEmail,ProxyAddresses,MigrationDate,PreCheck\n${rows.join("\n")}\n`;
 }
 
-describe("batch page controls", () => {
+describe("batch page controls", { timeout: 120_000 }, () => {
   it("pauses and resumes a batch through the UI, and shows a 409 with its reason when the batch moved meanwhile", async () => {
     const batchId = await createBatch(harness, await exampleCsv(harness, "members.csv"));
     await harness.api("POST", `/batches/${batchId}/advance`);

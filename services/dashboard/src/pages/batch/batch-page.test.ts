@@ -26,7 +26,9 @@ afterAll(async () => {
 
 const FAILED_MEMBER = "alex.wilber@contoso.test";
 
-describe("batch page", () => {
+// A whole batch through the UI: about 15 s on an idle machine, several times that on the
+// embedded database while the rest of the suite runs beside it.
+describe("batch page", { timeout: 180_000 }, () => {
   it("advances a batch to completion through the UI, the grid filling live, and shows a failed member's error", async () => {
     const batchId = await createBatch(harness, await exampleCsv(harness, "members-one-fails.csv"));
     const { page } = harness;
@@ -42,7 +44,7 @@ describe("batch page", () => {
     await waitForBatchStatus(page, "active");
     await confirmAction(page, "Advance");
     await page.locator('[data-testid="phase"][data-phase="pre-checks"][data-status="completed"]').waitFor({
-      timeout: 60_000,
+      timeout: 120_000,
     });
     await confirmAction(page, "Advance");
     await waitForBatchStatus(page, "completed");
@@ -51,7 +53,7 @@ describe("batch page", () => {
     await page.waitForFunction(
       () => document.querySelectorAll('[role="gridcell"][data-status="succeeded"]').length === 8,
       undefined,
-      { timeout: 30_000, polling: 100 },
+      { timeout: 120_000, polling: 100 },
     );
     const failedRow = page.locator(`[data-testid="grid-row"][data-member-key="${FAILED_MEMBER}"]`);
     const failedCell = failedRow.locator('[role="gridcell"][data-status="failed"]');

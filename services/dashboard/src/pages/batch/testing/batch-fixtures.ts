@@ -26,14 +26,14 @@ export async function exampleCsv(harness: BrowserHarness, file: string): Promise
 
 /** Waits (on the DOM, no fixed sleep) until the page shows the batch in `status`. */
 export async function waitForBatchStatus(page: Page, status: string): Promise<void> {
-  await page.locator(`[data-testid="batch-page"][data-status="${status}"]`).waitFor({ timeout: 60_000 });
+  await page.locator(`[data-testid="batch-page"][data-status="${status}"]`).waitFor({ timeout: 120_000 });
 }
 
 /** Clicks a header action and confirms it in the dialog; resolves once the dialog has closed. */
 export async function confirmAction(page: Page, label: string): Promise<void> {
   await openAction(page, label).then((dialog) => dialog.getByRole("button", { name: label }).click());
   // The dialog closes (loses `open`) once the API accepted the action.
-  await page.locator("dialog.confirm-dialog[open]").waitFor({ state: "detached", timeout: 30_000 });
+  await page.locator("dialog.confirm-dialog[open]").waitFor({ state: "detached", timeout: 60_000 });
 }
 
 /** Clicks a header action; answers the open confirmation dialog. */
