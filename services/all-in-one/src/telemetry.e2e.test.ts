@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { issueLocalToken } from "@matoolkit/admin-api";
 import { topics } from "@matoolkit/domain";
 import {
@@ -170,6 +170,12 @@ describe("telemetry across the whole system (embedded runtime)", { timeout: 120_
   });
 
   it("counts step results by outcome and reason code, queue lag and request latency at /metrics", async () => {
+    // Counted just after each commit (a result) or response (a request): the batch may read as
+    // completed a moment before its last result is counted, so scrape until all are in.
+    await vi.waitFor(() => countsAtMetrics(), { timeout: 15_000, interval: 100 });
+  });
+
+  async function countsAtMetrics(): Promise<void> {
     const response = await fetch(`${system.apiUrl}/metrics`);
     expect(response.status).toBe(200);
     const samples = parsePrometheusText(await response.text());
@@ -210,5 +216,5 @@ describe("telemetry across the whole system (embedded runtime)", { timeout: 120_
         status: "202",
       }),
     ).toBe(2);
-  });
+  }
 });

@@ -127,15 +127,21 @@ describe("GET /metrics", () => {
     await get("/problems/resource.not_found");
     await get("/no/such/endpoint/4242");
 
-    const response = await get("/metrics");
-    expect(response.status).toBe(200);
-    expect(response.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/u);
-    const samples = parsePrometheusText(response.text);
+    // A request is observed when its response has finished, which may be just after the client
+    // has read it: scrape until the three requests are in.
+    let response = await get("/metrics");
+    let samples = parsePrometheusText(response.text);
     const after = (route: string, status: string) =>
       sampleValue(samples, "matoolkit_http_request_duration_seconds_count", { method: "GET", route, status });
-    expect(after("/healthz", "200")).toBe(healthzBefore + 2);
-    expect(after("/problems/:code", "200")).toBe(count("/problems/:code", "200") + 1);
-    expect(after("unmatched", "404")).toBe(count("unmatched", "404") + 1);
+    await expect
+      .poll(async () => {
+        response = await get("/metrics");
+        samples = parsePrometheusText(response.text);
+        return [after("/healthz", "200"), after("/problems/:code", "200"), after("unmatched", "404")];
+      })
+      .toEqual([healthzBefore + 2, count("/problems/:code", "200") + 1, count("unmatched", "404") + 1]);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/u);
     // Route patterns only: the raw path of the unmatched request is nowhere in the labels.
     expect(response.text).not.toContain("4242");
     // Node's default metrics are there too.
@@ -151,7 +157,9 @@ describe("GET /metrics", () => {
     const labels = { method: "GET", route: "/api/batches", status: "200" };
     const before = sampleValue(await scrape(), "matoolkit_http_request_duration_seconds_count", labels) ?? 0;
     expect((await harness.request("GET", "/batches", { token: harness.readerToken })).status).toBe(200);
-    const after = sampleValue(await scrape(), "matoolkit_http_request_duration_seconds_count", labels);
-    expect(after).toBe(before + 1);
+    // Observed when the response has finished (possibly just after the client read it).
+    await expect
+      .poll(async () => sampleValue(await scrape(), "matoolkit_http_request_duration_seconds_count", labels))
+      .toBe(before + 1);
   });
 });
