@@ -15,8 +15,8 @@ const waveGroupId = "6a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d";
 
 /**
  * A real migration runbook (examples/contoso-to-fabrikam.yaml) through the whole system and the
- * worker's standard library, against the simulated tenant, with replication delay and occasional
- * throttling switched on as a real tenant would have them. One member's staged account carries
+ * worker's standard library, against the simulated tenant, with replication delay and throttling
+ * switched on as a real tenant would have them. One member's staged account carries
  * another employee id, so his pre-check fails and the rollback takes him out of the wave group.
  */
 export function standardLibraryScenarios(profile: RuntimeProfile): void {
@@ -37,9 +37,13 @@ export function standardLibraryScenarios(profile: RuntimeProfile): void {
         tenant = await startSimulatedTenant({
           seed: await loadTenantSeed(join(repoRoot, "examples/fabrikam-tenant.json")),
           replicationDelayMs: 150,
-          // Retry-After 0 keeps the test fast; the worker's retry loop still has to absorb them.
-          throttle: { rate: 0.05, retryAfterSeconds: 0 },
         });
+        // Throttling the worker's retry loop has to absorb. Armed, not a random rate: a run of 5
+        // refusals for one step (its maxAttempts) is possible at any rate, and would fail the
+        // step for a reason this test is not about. 2 + 2 refusals are absorbed whichever steps
+        // they land on; Retry-After 0 keeps the test fast.
+        tenant.faults.arm({ api: "graph", count: 2, retryAfterSeconds: 0 });
+        tenant.faults.arm({ api: "exchange", count: 2, retryAfterSeconds: 0 });
         runtime = await profile.open();
         system = await startAll({
           ...(await runtime.nextStart()),
@@ -163,6 +167,8 @@ export function standardLibraryScenarios(profile: RuntimeProfile): void {
         const recipientOfIsaiah = tenant.state.findRecipient(isaiahUser.id, "primary")!;
         expect(recipientOfIsaiah.ExchangeGuid).toBe("00000000-0000-0000-0000-000000000000");
         expect(isaiahUser.externalUserState).toBeNull();
+        // The throttling happened, and no step failed for it (above).
+        expect(tenant.faults.counts()).toMatchObject({ graphFaults: 2, exchangeFaults: 2 });
       });
     },
   );
