@@ -2,7 +2,11 @@ import type { ExecutionEvent } from "@matoolkit/domain";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "./connection.ts";
-import { countBatchMembers, countMembersByStatus } from "./member-counts.repository.ts";
+import {
+  countBatchMembers,
+  countMembersByStatus,
+  countMembersByStatusOfBatches,
+} from "./member-counts.repository.ts";
 import { transitionMember } from "./members.repository.ts";
 import { insertPhases } from "./phases.repository.ts";
 import { insertSteps, listStepsByPhase } from "./steps.repository.ts";
@@ -63,6 +67,14 @@ describe("countBatchMembers", () => {
     expect(counts.phases.size).toBe(1);
     expect(counts.batchStatus).toBe("detected");
     expect(await countMembersByStatus(db, seeded.batch.id)).toEqual(counts.members);
+    // The batch list's counts: several batches in one statement, each its own.
+    const listed = await countMembersByStatusOfBatches(db, [seeded.batch.id, other.batch.id, 987_654]);
+    expect([...listed]).toEqual([
+      [seeded.batch.id, counts.members],
+      [other.batch.id, { active: 1, failed: 0, removed: 0 }],
+      [987_654, { active: 0, failed: 0, removed: 0 }],
+    ]);
+    expect(await countMembersByStatusOfBatches(db, [])).toEqual(new Map());
   });
 
   it("gives zeros for a batch without members or steps", async () => {

@@ -86,6 +86,26 @@ export async function countMembersByStatus(db: Db, batchId: number): Promise<Bat
   return everyStatus(result.rows[0]?.members ?? null);
 }
 
+/**
+ * Members by status of several batches in one statement (a page of the batch list), keyed by
+ * batch id; every id asked for is present, with zeros when it has no members or does not exist.
+ */
+export async function countMembersByStatusOfBatches(
+  db: Db,
+  batchIds: readonly number[],
+): Promise<Map<number, BatchMemberCounts>> {
+  const counted = new Map<number, Record<string, number>>(batchIds.map((id) => [id, {}]));
+  if (batchIds.length > 0) {
+    const result = await sql<{ batch_id: number; status: string; n: number }>`
+      SELECT batch_id, status, count(*)::int AS n FROM batch_members
+      WHERE batch_id = ANY(${[...batchIds]}::int[])
+      GROUP BY batch_id, status
+    `.execute(db);
+    for (const row of result.rows) counted.get(row.batch_id)![row.status] = row.n;
+  }
+  return new Map([...counted].map(([id, byStatus]) => [id, everyStatus(byStatus)]));
+}
+
 function membersByStatus(batchId: number) {
   return sql`SELECT json_object_agg(status, n) FROM (
     SELECT status, count(*) AS n FROM batch_members WHERE batch_id = ${batchId} GROUP BY status

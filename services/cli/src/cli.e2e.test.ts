@@ -293,7 +293,10 @@ describe("matoolkit CLI against the embedded system", { timeout: 120_000 }, () =
       const listed = await cli("batch", "list", "--limit", "1");
       expectOk(listed);
       expect(listed.stdout).toMatch(
-        new RegExp(`^\\s*${batchId}\\s+contoso-pilot v2\\s+completed\\s+succeeded\\s+yes\\s`, "m"),
+        new RegExp(
+          `^\\s*${batchId}\\s+contoso-pilot v2\\s+completed\\s+succeeded\\s+3 active\\s+yes\\s`,
+          "m",
+        ),
       );
     });
 
@@ -383,6 +386,8 @@ describe("matoolkit CLI against the embedded system", { timeout: 120_000 }, () =
         `Batch ${id} paused: jobs already sent finish, nothing new is sent.\nNext: matoolkit batch resume ${id}\n`,
       );
       expect((await json("batch", "get", id)).status).toBe("paused");
+      const pausedList = await json("batch", "list", "--status", "paused");
+      expect(pausedList.map((b: any) => b.id)).toEqual([Number(id)]);
       const again = await cli("batch", "pause", id);
       expect(again.code).toBe(1);
       expect(again.stderr).toMatch(/^error state\.conflict: batch \d+ is paused; .+\n$/);

@@ -38,8 +38,12 @@ export const batchSchema = z
   })
   .meta({ id: "Batch" });
 
+const memberCountsSchema = z
+  .record(z.enum(memberMachine.states), count)
+  .meta({ description: "Members by status" });
+
 export const batchListItemSchema = batchSchema
-  .extend({ runbookName: z.string(), runbookVersion: z.int().min(1) })
+  .extend({ runbookName: z.string(), runbookVersion: z.int().min(1), memberCounts: memberCountsSchema })
   .meta({ id: "BatchListItem" });
 
 export const createdBatchSchema = batchSchema
@@ -52,7 +56,6 @@ export const phaseMemberCountsSchema = z
 
 export const batchDetailSchema = batchListItemSchema
   .extend({
-    memberCounts: z.record(z.enum(memberMachine.states), count).meta({ description: "Members by status" }),
     phases: z.array(
       z.object({
         id,

@@ -162,6 +162,18 @@ describe("GET /api/batches", () => {
     expect(response.body[0]).toMatchObject({ runbookName: "listing", runbookVersion: 1 });
   });
 
+  it("carries each listed batch's members by status, as GET /api/batches/{id} counts them", async () => {
+    const [adele] = await listMembers(harness.db, older.id);
+    await transitionMember(harness.db, adele!.id, "fail");
+    const response = await list("?runbook=listing");
+    expect(response.body.map((b: Json) => [b.id, b.memberCounts])).toEqual([
+      [newer.id, { active: 3, failed: 0, removed: 0 }],
+      [older.id, { active: 2, failed: 1, removed: 0 }],
+    ]);
+    const detail = await harness.request("GET", `/batches/${older.id}`, { token: harness.readerToken });
+    expect(detail.body.memberCounts).toEqual(response.body[1].memberCounts);
+  });
+
   it("filters by status", async () => {
     const active = await list("?status=active&runbook=listing");
     expect(active.body.map((b: Json) => b.id)).toEqual([newer.id, older.id]);

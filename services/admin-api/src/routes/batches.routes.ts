@@ -1,4 +1,4 @@
-import { listBatches } from "@matoolkit/db";
+import { countMembersByStatusOfBatches, listBatches } from "@matoolkit/db";
 import { batchMachine } from "@matoolkit/domain";
 import { z } from "zod";
 import { advanceBatchCommand } from "../commands/advance-batch.ts";
@@ -113,15 +113,24 @@ export const batchOperations = [
       ...pageQuery({ limit: 100, max: 1000 }),
     }),
     responses: { 200: { description: "A page of batches", schema: z.array(batchListItemSchema) } },
-  }).handle(async ({ query, deps }) => ({
-    status: 200,
-    body: await listBatches(deps.db, {
+  }).handle(async ({ query, deps }) => {
+    const batches = await listBatches(deps.db, {
       status: query.status,
       runbookName: query.runbook,
       limit: query.limit,
       offset: query.offset,
-    }),
-  })),
+    });
+    // One statement for the page's counts (a list showing N batches would otherwise make N
+    // requests). Members only: the phase counts aggregate every step and stay on GET /{id}.
+    const counts = await countMembersByStatusOfBatches(
+      deps.db,
+      batches.map((batch) => batch.id),
+    );
+    return {
+      status: 200,
+      body: batches.map((batch) => ({ ...batch, memberCounts: counts.get(batch.id)! })),
+    };
+  }),
 
   defineOperation({
     method: "get",

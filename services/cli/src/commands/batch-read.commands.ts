@@ -1,3 +1,4 @@
+import { batchMachine } from "@matoolkit/domain";
 import { Option, type Command } from "commander";
 import { z } from "zod";
 import { apiPath } from "../http/api-client.ts";
@@ -5,11 +6,18 @@ import { action, type CommandRuntime } from "./action.ts";
 import { intervalSeconds, positiveId, wholeNumber } from "./arguments.ts";
 import { readBatchMembers } from "./batch-members.ts";
 import { watchBatch } from "./batch-watch.ts";
-import { printBatchDetail, printEvents, printMembers, printPhases, printSteps } from "./batch.views.ts";
-import { batchView, readAs, type BatchView } from "./views.ts";
+import {
+  formatBatchMembers,
+  printBatchDetail,
+  printEvents,
+  printMembers,
+  printPhases,
+  printSteps,
+} from "./batch.views.ts";
+import { batchListItemView, readAs, type BatchListItemView } from "./views.ts";
 
-// The batch state machine's states (libs/domain batchMachine), for a clear usage error.
-const batchStatuses = ["detected", "init_dispatched", "active", "completed", "failed", "cancelled"];
+// The batch state machine's states, for a clear usage error (paused included: issue 12 added it).
+const batchStatuses = [...batchMachine.states];
 
 /** The reading half of `batch`: list | get | members | phases | steps | events | watch. */
 export function registerBatchReadCommands(batch: Command, runtime: CommandRuntime): void {
@@ -32,17 +40,21 @@ export function registerBatchReadCommands(batch: Command, runtime: CommandRuntim
             .json("GET", "/batches", { query: { status, runbook, limit, offset } });
           session.output.result(list, (value) =>
             session.output.table(
-              readAs(z.array(batchView), value, "batch list"),
+              readAs(z.array(batchListItemView), value, "batch list"),
               [
-                { header: "ID", value: (b: BatchView) => b.id, align: "right" },
-                { header: "RUNBOOK", value: (b: BatchView) => `${b.runbookName} v${b.runbookVersion}` },
-                { header: "STATUS", value: (b: BatchView) => b.status },
-                { header: "OUTCOME", value: (b: BatchView) => b.outcome },
-                { header: "MANUAL", value: (b: BatchView) => b.isManual },
-                { header: "START", value: (b: BatchView) => b.batchStartTime },
-                { header: "DETECTED", value: (b: BatchView) => b.detectedAt },
-                { header: "PHASE", value: (b: BatchView) => b.currentPhase },
-                { header: "CREATED BY", value: (b: BatchView) => b.createdBy, shrink: true },
+                { header: "ID", value: (b: BatchListItemView) => b.id, align: "right" },
+                {
+                  header: "RUNBOOK",
+                  value: (b: BatchListItemView) => `${b.runbookName} v${b.runbookVersion}`,
+                },
+                { header: "STATUS", value: (b: BatchListItemView) => b.status },
+                { header: "OUTCOME", value: (b: BatchListItemView) => b.outcome },
+                { header: "MEMBERS", value: (b: BatchListItemView) => formatBatchMembers(b.memberCounts) },
+                { header: "MANUAL", value: (b: BatchListItemView) => b.isManual },
+                { header: "START", value: (b: BatchListItemView) => b.batchStartTime },
+                { header: "DETECTED", value: (b: BatchListItemView) => b.detectedAt },
+                { header: "PHASE", value: (b: BatchListItemView) => b.currentPhase },
+                { header: "CREATED BY", value: (b: BatchListItemView) => b.createdBy, shrink: true },
               ],
               "No batches.",
             ),

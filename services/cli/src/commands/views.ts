@@ -80,6 +80,9 @@ export const batchView = z.looseObject({
 });
 export type BatchView = z.infer<typeof batchView>;
 
+export const batchListItemView = batchView.extend({ memberCounts: z.record(z.string(), z.number()) });
+export type BatchListItemView = z.infer<typeof batchListItemView>;
+
 export const memberCountsView = z.looseObject({
   succeeded: z.number(),
   failed: z.number(),

@@ -21,10 +21,7 @@ export interface BatchListItem {
   readonly createdBy: string | null;
   readonly currentPhase: string | null;
   readonly outcome: string | null;
-}
-
-/** Members by status (active, removed, failed); only the fields this page reads. */
-export interface BatchCounts {
+  /** Members by status (active, failed, removed). */
   readonly memberCounts: Readonly<Record<string, number>>;
 }
 

@@ -150,7 +150,7 @@ export function BatchesListPage(props: { session: Session }) {
                 </td>
                 <td class="wide-only">{batch.currentPhase ?? "—"}</td>
                 <td>
-                  <MemberCounts batchId={batch.id} refresh={batches.data} />
+                  <MemberCounts batchId={batch.id} counts={batch.memberCounts} />
                 </td>
                 <td class="wide-only">{batch.isManual ? "manual" : formatTime(batch.batchStartTime)}</td>
                 <td class="wide-only">
