@@ -11,7 +11,8 @@ import {
 /**
  * The batch page end to end in headless Chromium: a batch created from examples/members-one-fails.csv
  * is advanced through the UI (init, pre-checks, cutover) with confirmation; the grid fills as the
- * page follows the batch; the failed member's cell tells its error on hover and on keyboard focus.
+ * page follows the batch; the failed member's cell tells its error on hover and on keyboard focus;
+ * redriving the failed member from the ended batch brings the page back to life until it ends again.
  */
 let harness: BrowserHarness;
 
@@ -29,7 +30,7 @@ const FAILED_MEMBER = "alex.wilber@contoso.test";
 // A whole batch through the UI: about 15 s on an idle machine, several times that on the
 // embedded database while the rest of the suite runs beside it.
 describe("batch page", { timeout: 180_000 }, () => {
-  it("advances a batch to completion through the UI, the grid filling live, and shows a failed member's error", async () => {
+  it("advances a batch to completion through the UI, the grid filling live, shows a failed member's error, and redrives it", async () => {
     const batchId = await createBatch(harness, await exampleCsv(harness, "members-one-fails.csv"));
     const { page } = harness;
     await page.goto(`${harness.apiUrl}/#/batches/${batchId}`);
@@ -92,5 +93,24 @@ describe("batch page", { timeout: 180_000 }, () => {
       "2 of 3 members through, 1 failed.",
     );
     await expect(page.getByTestId("batch-notice").textContent()).resolves.toContain("updates stopped");
+
+    // Redrive the failed member from the ended batch: the page starts following it again, sees it
+    // reopen and end a second time (the litigation hold is still there), and the cell counts it.
+    const batchEvents = '[data-testid="event"][data-entity="batch"]';
+    await confirmAction(page, "Redrive failed");
+    await page.waitForFunction(
+      (selector) => document.querySelectorAll(`${selector}[data-to="completed"]`).length === 2,
+      batchEvents,
+      { timeout: 120_000, polling: 100 },
+    );
+    await waitForBatchStatus(page, "completed");
+    await expect(page.getByTestId("member-failed").textContent()).resolves.toBe("1");
+    await page.mouse.move(0, 0);
+    await failedCell.hover();
+    await details.waitFor();
+    expect(await details.textContent()).toContain("Redrives1");
+    await expect(page.getByTestId("cell-error").textContent()).resolves.toBe(
+      "source mailbox is on litigation hold",
+    );
   });
 });
