@@ -37,12 +37,16 @@ export async function readBatchGridPage(
   db: Db,
   batchId: number,
   page: { readonly offset: number; readonly limit: number },
+  /** Only members in this status (the grid's filter); offsets count within them. */
+  memberStatus?: MemberStatus,
 ): Promise<BatchGridMember[]> {
   // `batch_id = ANY(ARRAY[$1])`: see listMembersPage (the planner then takes the (batch_id, id) index).
-  const members = db
+  let selected = db
     .selectFrom("batchMembers")
     .select(["id", "memberKey", "status", "failedAt"])
-    .where(sql<boolean>`batch_id = ANY(${sql.val([batchId])}::int[])`)
+    .where(sql<boolean>`batch_id = ANY(${sql.val([batchId])}::int[])`);
+  if (memberStatus !== undefined) selected = selected.where("status", "=", memberStatus);
+  const members = selected
     .orderBy("batchId")
     .orderBy("id")
     .limit(page.limit)

@@ -5,7 +5,7 @@ import {
   readMemberFinishes,
   type Db,
 } from "@matoolkit/db";
-import { parseRunbookOrThrow } from "@matoolkit/domain";
+import { parseRunbookOrThrow, type MemberStatus } from "@matoolkit/domain";
 
 /** A column of the grid: one step of one phase, in runbook order. */
 export interface GridColumn {
@@ -30,21 +30,24 @@ function totalOf(counts: Readonly<Record<string, number>>): number {
 }
 
 /**
- * GET /api/batches/{id}/grid: the columns, the member total (every status, removed included: the
- * grid's row count) and one page of members with their steps. Undefined when there is no batch.
+ * GET /api/batches/{id}/grid: the columns, the member total (the grid's row count: every status,
+ * removed included, or those in `memberStatus`) and one page of members with their steps.
+ * Undefined when there is no batch.
  */
 export async function batchGrid(
   db: Db,
   batchId: number,
   page: { readonly offset: number; readonly limit: number },
+  memberStatus?: MemberStatus,
 ) {
   const [columns, counts, members] = await Promise.all([
     batchColumns(db, batchId),
     countMembersByStatus(db, batchId),
-    readBatchGridPage(db, batchId, page),
+    readBatchGridPage(db, batchId, page, memberStatus),
   ]);
   if (columns === undefined) return undefined;
-  return { batchId, memberTotal: totalOf(counts), offset: page.offset, columns, members };
+  const memberTotal = memberStatus === undefined ? totalOf(counts) : counts[memberStatus];
+  return { batchId, memberTotal, offset: page.offset, columns, members };
 }
 
 /**

@@ -112,10 +112,40 @@ describe("GET /api/batches/{id}/grid", () => {
     expect(past.body).toMatchObject({ memberTotal: 2, offset: 5, members: [] });
   });
 
-  it("answers 404 for a batch that does not exist and 400 for a bad limit", async () => {
+  it("keeps only the members in memberStatus, counting rows and offsets within them", async () => {
+    const batchId = await newBatch([
+      "f1@contoso.test",
+      "ok@contoso.test",
+      "f2@contoso.test",
+      "f3@contoso.test",
+    ]);
+    const members = await listMembers(harness.db, batchId);
+    for (const index of [0, 2, 3]) await transitionMember(harness.db, members[index]!.id, "fail");
+    const failed = await harness.request(
+      "GET",
+      `/batches/${batchId}/grid?memberStatus=failed&offset=1&limit=5`,
+    );
+    expect(failed.status).toBe(200);
+    expect(failed.body.memberTotal).toBe(3);
+    expect(failed.body.members.map((m: any) => [m.memberKey, m.status])).toEqual([
+      ["f2@contoso.test", "failed"],
+      ["f3@contoso.test", "failed"],
+    ]);
+    const active = await harness.request("GET", `/batches/${batchId}/grid?memberStatus=active`);
+    expect([active.body.memberTotal, active.body.members.map((m: any) => m.memberKey)]).toEqual([
+      1,
+      ["ok@contoso.test"],
+    ]);
+  });
+
+  it("answers 404 for a batch that does not exist and 400 naming a bad limit or member status", async () => {
     expect((await harness.request("GET", "/batches/999999/grid")).body.code).toBe("resource.not_found");
     const bad = await harness.request("GET", "/batches/1/grid?limit=1001");
     expect([bad.status, bad.body.code]).toEqual([400, "validation.invalid_input"]);
+    const status = await harness.request("GET", "/batches/1/grid?memberStatus=broken");
+    expect([status.status, status.body.code]).toEqual([400, "validation.invalid_input"]);
+    expect(status.body.detail).toContain("'memberStatus'");
+    for (const allowed of ["active", "failed", "removed"]) expect(status.body.detail).toContain(allowed);
   });
 });
 

@@ -1,7 +1,7 @@
 import { executionMachine, memberMachine } from "@matoolkit/domain";
 import { z } from "zod";
 import { notFound } from "../http/api-error.ts";
-import { pageQuery, positiveId } from "../http/params.ts";
+import { oneOf, pageQuery, positiveId } from "../http/params.ts";
 import { defineOperation } from "../openapi/operation.ts";
 import { count, id, nullableTimestamp, timestamp } from "../openapi/wire-types.ts";
 import { batchGrid, batchProgress } from "../read-models/batch-grid.ts";
@@ -26,7 +26,9 @@ const gridStepSchema = z
 export const batchGridSchema = z
   .object({
     batchId: id,
-    memberTotal: count.meta({ description: "Every member of the batch (any status): the grid's rows" }),
+    memberTotal: count.meta({
+      description: "The grid's rows: every member of the batch (any status), or those in `memberStatus`",
+    }),
     offset: count,
     columns: z
       .array(z.object({ phaseName: z.string(), stepName: z.string() }))
@@ -74,15 +76,24 @@ export const batchGridOperations = [
     description:
       "For a member × step status grid: `columns` are the runbook version's steps in order, `members` " +
       "the page (`offset`, `limit`), each with its existing steps (status, reason code, sanitized " +
-      "error, retry, poll and redrive counts); `memberTotal` is the number of rows.",
+      "error, retry, poll and redrive counts); `memberTotal` is the number of rows. `memberStatus` " +
+      "keeps only the members in that status (e.g. the failed ones of a large batch).",
     access: "read",
     params: batchId,
-    query: z.object(pageQuery({ limit: 100, max: 1000 })),
+    query: z.object({
+      memberStatus: oneOf(memberMachine.states)
+        .optional()
+        .meta({ description: "Only members in this status; offsets count within them" }),
+      ...pageQuery({ limit: 100, max: 1000 }),
+    }),
     errors: ["resource.not_found"],
     responses: { 200: { description: "A page of the grid", schema: batchGridSchema } },
   }).handle(async ({ params, query, deps }) => ({
     status: 200,
-    body: found(params.id, await batchGrid(deps.db, params.id, query)),
+    body: found(
+      params.id,
+      await batchGrid(deps.db, params.id, { offset: query.offset, limit: query.limit }, query.memberStatus),
+    ),
   })),
 
   defineOperation({

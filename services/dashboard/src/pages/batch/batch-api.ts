@@ -98,8 +98,11 @@ export const finalStatuses: readonly BatchStatus[] = ["completed", "failed", "ca
 export const isFinal = (status: BatchStatus) => finalStatuses.includes(status);
 
 export const getBatch = (id: number) => apiFetch<BatchDetail>(`/batches/${id}`);
-export const getGridPage = (id: number, offset: number, limit: number) =>
-  apiFetch<GridPage>(`/batches/${id}/grid?offset=${offset}&limit=${limit}`);
+export const getGridPage = (id: number, offset: number, limit: number, memberStatus?: string) =>
+  apiFetch<GridPage>(
+    `/batches/${id}/grid?offset=${offset}&limit=${limit}` +
+      (memberStatus === undefined ? "" : `&memberStatus=${encodeURIComponent(memberStatus)}`),
+  );
 export const getEvents = (id: number, afterId: number, limit: number) =>
   apiFetch<EventPage>(`/batches/${id}/events?afterId=${afterId}&limit=${limit}`);
 export const getProgress = (id: number) => apiFetch<BatchProgress>(`/batches/${id}/progress`);

@@ -87,6 +87,18 @@ describe("batch page", { timeout: 180_000 }, () => {
     await expect(next.getAttribute("data-status")).resolves.toBe("cancelled");
     expect(await details.textContent()).toContain("notify-user");
 
+    // Show only the failed members: one row, the failed member's; back to all, three.
+    await page.getByTestId("grid-filter").selectOption("failed");
+    await page.waitForFunction(
+      () => document.querySelector('[data-testid="member-grid"]')?.getAttribute("data-member-total") === "1",
+      undefined,
+      { timeout: 30_000, polling: 100 },
+    );
+    await page.locator(`[data-testid="grid-row"][data-member-key="${FAILED_MEMBER}"]`).waitFor();
+    expect(await page.locator('[data-testid="grid-row"]').count()).toBe(1);
+    await page.getByTestId("grid-filter").selectOption("all");
+    await page.locator('[data-testid="member-grid"][data-member-total="3"]').waitFor({ timeout: 30_000 });
+
     // The event timeline followed the batch to its end, and the chart's summary counts the members.
     await page.locator('[data-testid="event"][data-entity="batch"][data-to="completed"]').waitFor();
     await expect(page.getByTestId("progress-summary").textContent()).resolves.toBe(

@@ -31,7 +31,48 @@ interface Position {
  * Ctrl: first/last cell) move; the focused or hovered cell's details show in a popover that the
  * cell names with aria-describedby.
  */
+/** Which members the grid shows: all of them, or those in one member status. */
+export const memberFilters = ["all", "failed", "active", "removed"] as const;
+export type MemberFilter = (typeof memberFilters)[number];
+
 export function MemberGrid(props: { readonly batchId: number; readonly refreshKey: number }) {
+  const [filter, setFilter] = useState<MemberFilter>("all");
+  return (
+    <section class="batch-section" aria-labelledby="grid-title">
+      <div class="grid-title-row">
+        <h2 id="grid-title">Members × steps</h2>
+        <label class="grid-filter">
+          Show{" "}
+          <select
+            data-testid="grid-filter"
+            value={filter}
+            onChange={(event) => setFilter((event.target as HTMLSelectElement).value as MemberFilter)}
+          >
+            {memberFilters.map((value) => (
+              <option key={value} value={value}>
+                {value === "all" ? "all members" : `${value} members`}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <Legend />
+      {/* A new filter is a new set of rows: a fresh grid (pages, focus, scroll) rather than a patched one. */}
+      <GridBody
+        key={filter}
+        batchId={props.batchId}
+        refreshKey={props.refreshKey}
+        memberStatus={filter === "all" ? undefined : filter}
+      />
+    </section>
+  );
+}
+
+function GridBody(props: {
+  readonly batchId: number;
+  readonly refreshKey: number;
+  readonly memberStatus: Exclude<MemberFilter, "all"> | undefined;
+}) {
   const pages = useRef(new GridPages()).current;
   const inFlight = useRef(new Set<number>()).current;
   const [version, bump] = useReducer((n: number) => n + 1, 0);
@@ -59,7 +100,9 @@ export function MemberGrid(props: { readonly batchId: number; readonly refreshKe
     if (inFlight.has(pageIndex)) return;
     inFlight.add(pageIndex);
     try {
-      pages.store(await getGridPage(props.batchId, pageIndex * GRID_PAGE_SIZE, GRID_PAGE_SIZE));
+      pages.store(
+        await getGridPage(props.batchId, pageIndex * GRID_PAGE_SIZE, GRID_PAGE_SIZE, props.memberStatus),
+      );
       setError(undefined);
       bump(0);
     } catch (caught) {
@@ -130,15 +173,19 @@ export function MemberGrid(props: { readonly batchId: number; readonly refreshKe
   const tipMember = tip === undefined ? undefined : pages.memberAt(tip.row);
 
   return (
-    <section class="batch-section" aria-labelledby="grid-title">
-      <h2 id="grid-title">Members × steps</h2>
-      <Legend />
+    <>
       {error !== undefined && (
         <p class="error-text" role="alert">
           Could not read the grid: {error}
         </p>
       )}
-      {pages.loaded && total === 0 && <p>This batch has no members.</p>}
+      {pages.loaded && total === 0 && (
+        <p>
+          {props.memberStatus === undefined
+            ? "This batch has no members."
+            : `No ${props.memberStatus} members.`}
+        </p>
+      )}
       <div class="grid-wrap" ref={wrapRef}>
         <div
           class="grid-scroll"
@@ -233,10 +280,11 @@ export function MemberGrid(props: { readonly batchId: number; readonly refreshKe
         )}
       </div>
       <p class="muted" id="grid-help">
-        {total} members. Arrow keys, Page Up/Down and Home/End move between cells; the focused cell&apos;s
-        details appear beside it; Escape hides them.
+        {total} {props.memberStatus === undefined ? "" : `${props.memberStatus} `}members. Arrow keys, Page
+        Up/Down and Home/End move between cells; the focused cell&apos;s details appear beside it; Escape
+        hides them.
       </p>
-    </section>
+    </>
   );
 }
 
