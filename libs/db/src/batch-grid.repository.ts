@@ -46,12 +46,7 @@ export async function readBatchGridPage(
     .select(["id", "memberKey", "status", "failedAt"])
     .where(sql<boolean>`batch_id = ANY(${sql.val([batchId])}::int[])`);
   if (memberStatus !== undefined) selected = selected.where("status", "=", memberStatus);
-  const members = selected
-    .orderBy("batchId")
-    .orderBy("id")
-    .limit(page.limit)
-    .offset(page.offset)
-    .as("m");
+  const members = selected.orderBy("batchId").orderBy("id").limit(page.limit).offset(page.offset).as("m");
   const rows = await db
     .selectFrom(members)
     .leftJoinLateral(
