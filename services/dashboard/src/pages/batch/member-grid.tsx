@@ -23,18 +23,19 @@ interface Position {
   readonly col: number;
 }
 
+/** Which members the grid shows: all of them, or those in one member status. */
+export const memberFilters = ["all", "failed", "active", "removed"] as const;
+export type MemberFilter = (typeof memberFilters)[number];
+
 /**
  * The member × step grid: one row per member (id order), one column per step of the runbook
  * version (phases in order). Only the rows in view (plus a few) are in the DOM, and only their
  * pages are read from the API; `refreshKey` changes (each poll of a live batch) re-read the pages
  * in view. Keyboard: one cell is tabbable (roving tabindex); arrows, Page Up/Down, Home/End (with
  * Ctrl: first/last cell) move; the focused or hovered cell's details show in a popover that the
- * cell names with aria-describedby.
+ * cell names with aria-describedby. _Show_ narrows the rows to one member status (the API's
+ * `memberStatus`); each choice gets a fresh grid body.
  */
-/** Which members the grid shows: all of them, or those in one member status. */
-export const memberFilters = ["all", "failed", "active", "removed"] as const;
-export type MemberFilter = (typeof memberFilters)[number];
-
 export function MemberGrid(props: { readonly batchId: number; readonly refreshKey: number }) {
   const [filter, setFilter] = useState<MemberFilter>("all");
   return (
