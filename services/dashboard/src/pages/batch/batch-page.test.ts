@@ -85,7 +85,12 @@ describe("batch page", { timeout: 180_000 }, () => {
     // the full suite's load the headless page's focus was not reliable enough to assert on).
     await failedRow.locator('[data-col="2"][tabindex="0"]').waitFor();
     await expect(next.getAttribute("data-status")).resolves.toBe("cancelled");
-    expect(await details.textContent()).toContain("notify-user");
+    // The details follow the move (rendered just after the tabindex moved: wait, do not read once).
+    await page.waitForFunction(
+      () => document.querySelector('[data-testid="cell-details"]')?.textContent?.includes("notify-user"),
+      undefined,
+      { timeout: 30_000, polling: 100 },
+    );
 
     // Show only the failed members: one row, the failed member's; back to all, three.
     await page.getByTestId("grid-filter").selectOption("failed");

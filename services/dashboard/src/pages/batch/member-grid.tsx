@@ -125,7 +125,9 @@ function GridBody(props: {
     for (const page of pages.loaded ? pagesOf(first, last) : [0]) void load(page);
   }, [props.refreshKey]);
 
-  // Keyboard moves focus to a cell that may only now be rendered (after scrollToIndex).
+  // Keyboard moves focus to a cell that may only now be rendered (after scrollToIndex). The
+  // details follow the move here too, not only through the cell's focus event: a window without
+  // focus (a background tab, a headless page) may deliver that event late or never.
   useEffect(() => {
     if (!wantFocus.current) return;
     const cell = scrollRef.current?.querySelector<HTMLElement>(
@@ -134,6 +136,7 @@ function GridBody(props: {
     if (cell === null || cell === undefined) return;
     wantFocus.current = false;
     cell.focus({ preventScroll: false });
+    showTip(active, cell);
   });
 
   const showTip = (position: Position, target: HTMLElement) => {
