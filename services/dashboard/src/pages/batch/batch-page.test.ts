@@ -124,8 +124,12 @@ describe("batch page", { timeout: 180_000 }, () => {
     await expect(page.getByTestId("member-failed").textContent()).resolves.toBe("1");
     await page.mouse.move(0, 0);
     await failedCell.hover();
-    await details.waitFor();
-    expect(await details.textContent()).toContain("Redrives1");
+    // The grid's pages are read just after the batch on each tick: wait for the redriven run.
+    await page.waitForFunction(
+      () => document.querySelector('[data-testid="cell-details"]')?.textContent?.includes("Redrives1"),
+      undefined,
+      { timeout: 30_000, polling: 100 },
+    );
     await expect(page.getByTestId("cell-error").textContent()).resolves.toBe(
       "source mailbox is on litigation hold",
     );
