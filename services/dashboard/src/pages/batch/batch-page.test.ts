@@ -106,9 +106,11 @@ describe("batch page", { timeout: 180_000 }, () => {
 
     // The event timeline followed the batch to its end, and the chart's summary counts the members.
     await page.locator('[data-testid="event"][data-entity="batch"][data-to="completed"]').waitFor();
-    await expect(page.getByTestId("progress-summary").textContent()).resolves.toBe(
-      "2 of 3 members through, 1 failed.",
-    );
+    // The tick reads the progress after the events: wait for it rather than read once.
+    await page
+      .getByTestId("progress-summary")
+      .filter({ hasText: /^2 of 3 members through, 1 failed\.$/ })
+      .waitFor({ timeout: 30_000 });
     await expect(page.getByTestId("batch-notice").textContent()).resolves.toContain("updates stopped");
 
     // Redrive the failed member from the ended batch: the page starts following it again, sees it
