@@ -78,14 +78,6 @@ export async function countBatchMembers(db: Db, batchId: number): Promise<BatchC
   return { members: everyStatus(row?.members ?? null), phases, batchStatus: row?.batch_status ?? undefined };
 }
 
-/** Only the members by status: an index-only scan of the batch's members, for a caller that has the phase counts. */
-export async function countMembersByStatus(db: Db, batchId: number): Promise<BatchMemberCounts> {
-  const result = await sql<{ members: Record<string, number> | null }>`
-    SELECT (${membersByStatus(batchId)}) AS members
-  `.execute(db);
-  return everyStatus(result.rows[0]?.members ?? null);
-}
-
 /**
  * Members by status of several batches in one statement (a page of the batch list), keyed by
  * batch id; every id asked for is present, with zeros when it has no members or does not exist.
@@ -104,6 +96,11 @@ export async function countMembersByStatusOfBatches(
     for (const row of result.rows) counted.get(row.batch_id)![row.status] = row.n;
   }
   return new Map([...counted].map(([id, byStatus]) => [id, everyStatus(byStatus)]));
+}
+
+/** Only the members by status, for a caller that has the phase counts (one batch of the above). */
+export async function countMembersByStatus(db: Db, batchId: number): Promise<BatchMemberCounts> {
+  return (await countMembersByStatusOfBatches(db, [batchId])).get(batchId)!;
 }
 
 function membersByStatus(batchId: number) {

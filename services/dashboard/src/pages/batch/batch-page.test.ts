@@ -86,11 +86,7 @@ describe("batch page", { timeout: 180_000 }, () => {
     await failedRow.locator('[data-col="2"][tabindex="0"]').waitFor();
     await expect(next.getAttribute("data-status")).resolves.toBe("cancelled");
     // The details follow the move (rendered just after the tabindex moved: wait, do not read once).
-    await page.waitForFunction(
-      () => document.querySelector('[data-testid="cell-details"]')?.textContent?.includes("notify-user"),
-      undefined,
-      { timeout: 30_000, polling: 100 },
-    );
+    await details.filter({ hasText: "notify-user" }).waitFor({ timeout: 30_000 });
 
     // Show only the failed members: one row, the failed member's; back to all, three.
     await page.getByTestId("grid-filter").selectOption("failed");
@@ -127,11 +123,7 @@ describe("batch page", { timeout: 180_000 }, () => {
     await page.mouse.move(0, 0);
     await failedCell.hover();
     // The grid's pages are read just after the batch on each tick: wait for the redriven run.
-    await page.waitForFunction(
-      () => document.querySelector('[data-testid="cell-details"]')?.textContent?.includes("Redrives1"),
-      undefined,
-      { timeout: 30_000, polling: 100 },
-    );
+    await details.filter({ hasText: "Redrives1" }).waitFor({ timeout: 30_000 });
     await expect(page.getByTestId("cell-error").textContent()).resolves.toBe(
       "source mailbox is on litigation hold",
     );
