@@ -9,6 +9,9 @@ export default defineConfig({
       "drills/**/*.test.ts",
       "deploy/**/*.test.ts",
     ],
+    // The suites on real Dapr run apart (`npm run test:dapr`, vitest.dapr.config.ts): once per CI
+    // run, on the newest pinned daprd, not once per database flavour.
+    exclude: ["**/node_modules/**", "**/*.real-dapr.test.ts"],
     // One PostgreSQL for the whole run (TEST_DATABASE_URL, testcontainers or embedded); each test
     // file clones its own database from a migrated template (see libs/testing).
     globalSetup: ["libs/testing/src/global-setup.ts"],

@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { parseGoDuration } from "./go-duration.ts";
 import type { JobDefinition, JobFailurePolicy } from "./jobs.ts";
 import { parseSchedule, resolvePointInTime, type JobSchedule } from "./schedule.ts";
 
@@ -25,7 +24,12 @@ const failurePolicySchema = z.union([
     constant: z.looseObject({
       maxRetries: z.number().int().min(0).optional(),
       max_retries: z.number().int().min(0).optional(),
-      interval: z.string().optional(),
+      // A google.protobuf.Duration in its JSON form (protojson): seconds with up to 9 decimals and
+      // an "s". daprd refuses a Go duration such as "5000ms" with 400 ERR_MALFORMED_REQUEST.
+      interval: z
+        .string()
+        .regex(/^-?\d+(\.\d{1,9})?s$/, 'interval must be a protobuf Duration such as "5s" or "0.2s"')
+        .optional(),
     }),
   }),
   z.strictObject({ drop: z.looseObject({}) }),
@@ -106,7 +110,7 @@ function toFailurePolicy(
     kind: "constant",
     // Absent max retries means "retry forever" per the jobs API reference.
     maxRetries: policy.constant.maxRetries ?? policy.constant.max_retries,
-    intervalMs: interval === undefined ? 0 : Math.max(0, parseGoDuration(interval)),
+    intervalMs: interval === undefined ? 0 : Math.max(0, Number(interval.slice(0, -1)) * 1000),
   };
 }
 

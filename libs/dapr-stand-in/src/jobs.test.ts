@@ -149,7 +149,7 @@ describe("jobs API", () => {
 
     await scheduleJob(scheduler.jobUrl("flaky"), {
       dueTime: "0s",
-      failure_policy: { constant: { max_retries: 5, interval: "20ms" } },
+      failure_policy: { constant: { max_retries: 5, interval: "0.02s" } },
     });
     await scheduleJob(scheduler.jobUrl("gone"), { dueTime: "0s" });
 

@@ -318,11 +318,11 @@ export function manualBatchScenarios(profile: RuntimeProfile): void {
         // Dead-lettered on its first delivery: retrying cannot repair a malformed body.
         expect(letter.deliveryCount).toBe(1);
         expect(letter.error).toMatch(/^message\.invalid: Invalid phase-due body: BatchId invalid_type/);
-        const brokerCopies = runtime.brokerMessages(`${topics.orchestratorEvents}-deadletter`);
+        const brokerCopies = await runtime.brokerMessages(`${topics.orchestratorEvents}-deadletter`);
         if (brokerCopies !== undefined) {
           // Through Dapr: the app answered DROP, and the sidecar moved it to the dead-letter topic.
           await eventually(
-            async () => runtime.brokerMessages(`${topics.orchestratorEvents}-deadletter`) ?? [],
+            async () => (await runtime.brokerMessages(`${topics.orchestratorEvents}-deadletter`)) ?? [],
             (copies) => copies.some((copy) => copy.cloudEvent.id === id),
             "the copy in the broker's dead-letter topic",
           );
@@ -476,7 +476,7 @@ export function manualBatchScenarios(profile: RuntimeProfile): void {
 
         /** Embedded: the worker's idempotency record; Dapr: its result message at the broker. */
         async function workerRanJob(jobId: string): Promise<boolean> {
-          const results = runtime.brokerMessages(topics.workerResults);
+          const results = await runtime.brokerMessages(topics.workerResults);
           if (results !== undefined)
             return results.some((message) => message.cloudEvent.id === `result:${jobId}`);
           const record = await database.db

@@ -28,8 +28,11 @@ export interface OpenedRuntime {
    * so the broker keeps what arrives meanwhile instead of retrying a closed app port.
    */
   systemStopped(): Promise<void>;
-  /** Messages the broker holds for a topic (Dapr: incl. `<topic>-deadletter`); embedded: none. */
-  brokerMessages(topic: string): BrokerMessage[] | undefined;
+  /**
+   * Messages the broker received on a topic (Dapr: incl. `<topic>-deadletter`), read without
+   * taking them from the subscribers; embedded: undefined (no broker).
+   */
+  brokerMessages(topic: string): Promise<ReadonlyArray<{ readonly cloudEvent: { readonly id: string } }> | undefined>;
   close(): Promise<void>;
 }
 
@@ -38,7 +41,7 @@ export const embeddedProfile: RuntimeProfile = {
   open: async () => ({
     nextStart: async () => ({ MATOOLKIT_RUNTIME: "embedded" }),
     systemStopped: async () => undefined,
-    brokerMessages: () => undefined,
+    brokerMessages: async () => undefined,
     close: async () => undefined,
   }),
 };
@@ -82,7 +85,7 @@ export function daprProfile(
           await sidecar?.stop();
           sidecar = undefined;
         },
-        brokerMessages: (topic) => broker.messages(topic),
+        brokerMessages: async (topic) => broker.messages(topic),
         async close() {
           await sidecar?.stop();
           await workflowSidecar?.close();

@@ -82,6 +82,15 @@ export function createDaprAppServer(options: DaprAppServerOptions): DaprAppServe
       await handler(name, data);
       return send(response, 200, {});
     }
+    if (request.method === "POST") {
+      // A delivery to a route this process does not (or not yet) serve: never 404. daprd 1.16
+      // acknowledges a 404 and drops the message without dead-lettering it; only 1.17+ forwards it
+      // to the dead-letter topic (dapr/dapr pkg/runtime/subscription/postman/http/http.go, the
+      // StatusNotFound branch). RETRY is retried under the inbound resiliency policy and then
+      // dead-lettered by every version, so the message is never lost.
+      request.resume();
+      return send(response, 200, { status: "RETRY" });
+    }
     return send(response, 404, { error: "not found" });
   };
 

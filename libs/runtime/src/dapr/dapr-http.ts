@@ -31,6 +31,8 @@ export interface DaprRequest {
   readonly json?: unknown;
   /** Statuses the caller handles itself (e.g. 409 on an ETag conflict) instead of an error. */
   readonly accept?: readonly number[];
+  /** This call's time limit instead of the client's (a publish may take daprd's whole retry window). */
+  readonly timeoutMs?: number;
 }
 
 export interface DaprHttp {
@@ -57,7 +59,7 @@ export function createDaprHttp(address: DaprSidecarAddress, options: { timeoutMs
         method: request.method,
         headers,
         body,
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: AbortSignal.timeout(request.timeoutMs ?? timeoutMs),
       });
       if (response.ok || request.accept?.includes(response.status)) return response;
       throw new DaprApiError(request.operation, response.status, await errorCodeOf(response));

@@ -2,7 +2,8 @@ import type { DaprHttp } from "./dapr-http.ts";
 
 /**
  * What the Scheduler does when a trigger fails (the app answered non-2xx or was unreachable).
- * `constant` without `maxRetries` retries forever; `interval` is a Go duration (`5s`, `200ms`).
+ * `constant` without `maxRetries` retries forever; `interval` is a protobuf Duration in its JSON form,
+ * seconds only (`5s`, `0.2s`: see protobufDuration), never a Go duration such as `200ms`.
  */
 export type DaprJobFailurePolicy =
   | { readonly constant: { readonly interval: string; readonly maxRetries?: number } }

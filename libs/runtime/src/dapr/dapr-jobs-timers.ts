@@ -16,6 +16,20 @@ import { retryInBackground } from "./retry-in-background.ts";
  */
 export const DEFAULT_DELIVERY_RETRY_INTERVAL_MS = 5_000;
 
+/**
+ * A duration as daprd reads `failurePolicy.constant.interval`: the job body is parsed with protojson
+ * (dapr/dapr pkg/api/http/universal.go), where the field is a google.protobuf.Duration, whose JSON
+ * form is seconds with an `s` ("5s", "0.2s"); a Go duration such as "5000ms" is refused with 400
+ * ERR_MALFORMED_REQUEST. https://protobuf.dev/programming-guides/json/ (Duration).
+ */
+export function protobufDuration(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`not a duration: ${ms} ms`);
+  const whole = Math.round(ms);
+  const seconds = Math.floor(whole / 1000);
+  const millis = whole % 1000;
+  return millis === 0 ? `${seconds}s` : `${seconds}.${String(millis).padStart(3, "0").replace(/0+$/, "")}s`;
+}
+
 export interface DaprJobsTimers extends Timers {
   /** For the Dapr bus: a future `deliverAt` becomes a one-shot job that publishes it then. */
   readonly deliverLater: DeliverLater;
@@ -43,7 +57,7 @@ export function createDaprJobsTimers(options: {
 }): DaprJobsTimers {
   const { jobs, app, state } = options;
   const deliveryFailurePolicy: DaprJobFailurePolicy = {
-    constant: { interval: `${options.deliveryRetryIntervalMs ?? DEFAULT_DELIVERY_RETRY_INTERVAL_MS}ms` },
+    constant: { interval: protobufDuration(options.deliveryRetryIntervalMs ?? DEFAULT_DELIVERY_RETRY_INTERVAL_MS) },
   };
   const logger = options.logger.child({ component: "dapr-jobs" });
   const abort = new AbortController();
@@ -84,7 +98,14 @@ export function createDaprJobsTimers(options: {
           logger,
           signal: abort.signal,
           attempt: () =>
-            jobs.schedule(timer.name, { schedule: `@every ${timer.everySeconds}s`, overwrite: true }),
+            jobs.schedule(timer.name, {
+              schedule: `@every ${timer.everySeconds}s`,
+              overwrite: true,
+              // Never without data: daprd 1.16.0–1.18.2 cannot build the HTTP trigger of a job whose
+              // data is empty and counts every trigger as failed, so the app is never called
+              // (dapr/dapr v1.18.3, "Fix jobs scheduled over HTTP without data failing to deliver").
+              data: { timer: timer.name },
+            }),
         }),
       );
     },

@@ -23,6 +23,7 @@ import {
 } from "./cloud-event-delivery.ts";
 import type { DaprAppServer, DaprDeliveryStatus } from "./dapr-app-server.ts";
 import type { DaprHttp } from "./dapr-http.ts";
+import { chunkForBulkPublish } from "./bulk-publish-chunks.ts";
 import {
   createDeadLetterIntake,
   deadLetterRoute,
@@ -70,8 +71,14 @@ export interface DaprMessageBusOptions {
   readonly catchAllTopics?: readonly Topic[];
 }
 
-/** Entries per bulk publish request: keeps request bodies well under daprd's limits. */
-const BULK_PUBLISH_ENTRIES = 100;
+/**
+ * How long a publish (single or bulk) may take before the app gives up on it. A give-up while daprd
+ * is still retrying toward the broker republishes messages that may already be out, so the limit
+ * is above daprd's whole outbound window under dapr/resources/resiliency.yaml (`publishRetry`: 6
+ * attempts of at most `componentCall` 10 s, plus ~15 s of exponential backoff: ~75 s).
+ */
+export const PUBLISH_TIMEOUT_MS = 120_000;
+
 /** State-store calls in flight at once for a publishMany's published keys. */
 const STATE_CALL_PARALLELISM = 16;
 
@@ -87,7 +94,7 @@ interface LocalSubscription {
 }
 
 /**
- * MessageBus through the Dapr sidecar. Publishing goes through @dapr/dapr's client with the
+ * MessageBus through the Dapr sidecar. Publishing goes through the sidecar's publish API with the
  * CloudEvent id/type and the routing properties as metadata; consuming is programmatic
  * subscriptions on the app server, answering Dapr's SUCCESS / RETRY / DROP contract:
  * - SUCCESS only after the handler resolved (or for a duplicate of a message already handled);
@@ -96,7 +103,7 @@ interface LocalSubscription {
  * - DROP for a malformed CloudEvent, a non-retriable error (e.g. `message.invalid`), or the
  *   MAX_DELIVERY_ATTEMPTS-th failure: the reason is logged and recorded, and Dapr forwards the
  *   message to `<topic>-deadletter`.
- * What Dapr dead-letters on its own (app unreachable, 404) is read back from `<topic>-deadletter`
+ * What Dapr dead-letters on its own (app unreachable through the inbound retries) is read back from `<topic>-deadletter`
  * into the same table (dead-letter-intake.ts).
  * `declareSubscription` does nothing here: with Dapr, durable subscriptions are the broker's
  * (created when the app first subscribes, or provisioned by infrastructure).
@@ -109,16 +116,6 @@ export interface DaprMessageBus extends MessageBus {
 export async function createDaprMessageBus(options: DaprMessageBusOptions): Promise<DaprMessageBus> {
   const { http, app, ledger, db, pubsubName } = options;
   const logger = options.logger.child({ component: "dapr-bus" });
-  const { DaprClient, CommunicationProtocolEnum, LogLevel } = await import("@dapr/dapr");
-  const endpoint = new URL(http.address.httpEndpoint);
-  const client = new DaprClient({
-    daprHost: `${endpoint.protocol}//${endpoint.hostname}`,
-    daprPort: endpoint.port || (endpoint.protocol === "https:" ? "443" : "80"),
-    communicationProtocol: CommunicationProtocolEnum.HTTP,
-    ...(http.address.apiToken === undefined ? {} : { daprApiToken: http.address.apiToken }),
-    // The SDK's own logger bypasses ours (and its redaction); errors come back to us as values.
-    logger: { level: LogLevel.Error },
-  });
   if (db !== undefined) await installDeadLetterTable(db);
   if (db === undefined && (options.adoptedDeadLetters ?? []).length > 0) {
     throw new Error("Adopting other apps' dead letters needs a database to record them in");
@@ -130,16 +127,21 @@ export async function createDaprMessageBus(options: DaprMessageBusOptions): Prom
   const unmatchedRoutes = new Set<Topic>();
   let stopped = false;
 
+  /**
+   * One message through the sidecar's publish API (`POST /v1.0/publish/{pubsub}/{topic}`, metadata
+   * as `metadata.<key>` query parameters), with our HTTP client rather than @dapr/dapr's: the
+   * SDK's publish (3.18) has no time limit, so a sidecar that hangs would hang the caller for good.
+   */
   const publishNow: PublishNow = async (message, extraMetadata = {}) => {
-    const result = await client.pubsub.publish(pubsubName, message.topic, message.body as object, {
-      contentType: "application/json",
-      metadata: { ...publishMetadata(message), ...extraMetadata },
+    const metadata: Record<string, string> = { ...publishMetadata(message), ...extraMetadata };
+    await http.request({
+      method: "POST",
+      path: `/v1.0/publish/${encodeURIComponent(pubsubName)}/${encodeURIComponent(message.topic)}`,
+      operation: "pubsub.publish",
+      query: Object.fromEntries(Object.entries(metadata).map(([key, value]) => [`metadata.${key}`, value])),
+      json: message.body,
+      timeoutMs: PUBLISH_TIMEOUT_MS,
     });
-    if (result.error !== undefined) {
-      // The SDK's error holds the sidecar's answer, not our payload; keep only its first line.
-      const detail = result.error instanceof Error ? result.error.message.split("\n")[0] : "unknown";
-      throw new Error(`Dapr publish to ${message.topic} failed: ${detail?.slice(0, 300)}`);
-    }
   };
 
   app.announceSubscriptions(() =>
@@ -319,6 +321,7 @@ export async function createDaprMessageBus(options: DaprMessageBusOptions): Prom
       path: `/v1.0-alpha1/publish/bulk/${encodeURIComponent(pubsubName)}/${encodeURIComponent(topic)}`,
       operation: "pubsub.publishBulk",
       accept: [500],
+      timeoutMs: PUBLISH_TIMEOUT_MS,
       json: messages.map((message) => bulkPublishEntry(message)),
     });
     if (response.ok) return { sent: [...messages] };
@@ -358,7 +361,7 @@ export async function createDaprMessageBus(options: DaprMessageBusOptions): Prom
     },
     /**
      * Immediate messages go out through Dapr's bulk publish API, one request per topic (and per
-     * BULK_PUBLISH_ENTRIES); delayed ones through `deliverLater`, one by one. The published-key
+     * chunk a Service Bus batch takes whole: bulk-publish-chunks.ts); delayed ones through `deliverLater`, one by one. The published-key
      * dedupe is the same as `publish`'s. What went out is remembered as published even when some
      * of the call failed, and then the call throws: the caller publishes it all again, and the
      * copies of what went out are dropped here.
@@ -389,7 +392,7 @@ export async function createDaprMessageBus(options: DaprMessageBusOptions): Prom
       }
       const outcomes = await Promise.allSettled<BulkOutcome>([
         ...[...byTopic].flatMap(([topic, group]) =>
-          chunk(group, BULK_PUBLISH_ENTRIES).map((entries) => publishBulk(topic, entries)),
+          chunkForBulkPublish(group).map((entries) => publishBulk(topic, entries)),
         ),
         ...delayed.map(async (message) => {
           await options.deliverLater({ ...message, deliverAt: message.deliverAt! }, publishNow);
@@ -442,7 +445,6 @@ export async function createDaprMessageBus(options: DaprMessageBusOptions): Prom
     async stop() {
       stopped = true;
       await Promise.allSettled([...inFlight]);
-      await client.stop().catch(() => undefined);
     },
   };
 }
@@ -466,8 +468,3 @@ async function mapInParallel<T, R>(
   return results;
 }
 
-function chunk<T>(items: readonly T[], size: number): T[][] {
-  const chunks: T[][] = [];
-  for (let start = 0; start < items.length; start += size) chunks.push(items.slice(start, start + size));
-  return chunks;
-}

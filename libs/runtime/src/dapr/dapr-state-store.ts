@@ -105,6 +105,9 @@ export interface DaprStateStoreOptions {
   readonly now?: () => number;
 }
 
+/** Conditional writes a `put` tries before it gives up on a key that keeps changing under it. */
+const MAX_PUT_ATTEMPTS = 5;
+
 /** Bound on the keys remembered as already warned about. */
 const MAX_WARNED_KEYS = 1000;
 
@@ -213,11 +216,33 @@ export function createDaprStateStore(
     return replace(key, value, current.etag, ttlSeconds);
   };
 
+  /**
+   * Last-write-wins, spelled as conditional writes. A plain last-write without an ETag is not
+   * portable: components-contrib's state.redis marks a key written with first-write concurrency,
+   * and a later write of that key without a matching ETag fails (500 ERR_STATE_SAVE), which is
+   * exactly how the delivery ledger and the idempotency store use a key (claim, then record).
+   * So: read, then create if absent or replace on the ETag read; a race lost to another writer
+   * is tried again, since whoever wrote last wins anyway.
+   */
+  const put = async (key: string, value: unknown, ttlSeconds: number): Promise<void> => {
+    for (let attempt = 1; ; attempt += 1) {
+      const current = await readRaw(key);
+      const won =
+        current === undefined
+          ? await create(key, value, ttlSeconds)
+          : await replace(key, value, current.etag, ttlSeconds);
+      if (won) return;
+      if (attempt >= MAX_PUT_ATTEMPTS) {
+        throw new DaprApiError("state.save", CONFLICT, "ERR_STATE_SAVE");
+      }
+    }
+  };
+
   return {
     get,
     create,
     replace,
-    put: async (key, value, ttlSeconds) => void (await save({ key, value, firstWrite: false, ttlSeconds })),
+    put,
     async delete(key, etag) {
       const response = await http.request({
         method: "DELETE",

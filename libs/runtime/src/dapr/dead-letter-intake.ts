@@ -11,7 +11,8 @@ import { deadLetterTopicOf } from "./subscription-announcement.ts";
 /**
  * Reads `<topic>-deadletter` back into the app's dead-letter table. daprd dead-letters on its own
  * whenever the app cannot take a message: the app was unreachable or failed before its handler
- * ran until the inbound retry policy ran out, or it answered 404. daprd then acknowledges the
+ * ran until the inbound retry policy ran out (the app answers RETRY, never 404, for a route it does
+ * not serve: daprd 1.16 drops a 404 without dead-lettering it). daprd then acknowledges the
  * broker, so nothing redelivers it and the app never recorded it; without this intake such a
  * message is invisible to `bus.deadLetters()` and to operators.
  *
@@ -32,7 +33,7 @@ export function deadLetterSubscription(pubsubName: string, topic: string): unkno
 }
 
 export const DAPR_DEAD_LETTER_REASON =
-  "dapr.dead_lettered: Dapr dead-lettered the message without the app's verdict (app unreachable or failing before the handler until the inbound retries ran out, or 404)";
+  "dapr.dead_lettered: Dapr dead-lettered the message without the app's verdict (app unreachable or failing before the handler until the inbound retries ran out)";
 
 export const ADOPTED_DEAD_LETTER_REASON =
   "dapr.dead_lettered: dead-lettered in another app (it has no database; its log holds the reason under this message id), or by Dapr without that app's verdict";

@@ -1,0 +1,22 @@
+import { automatedLifecycleScenarios } from "./automated-lifecycle.scenarios.ts";
+import { batchWorkflowScenarios } from "./batch-workflow.scenarios.ts";
+import { manualBatchScenarios } from "./manual-batch.scenarios.ts";
+import { realDaprProfile } from "./real-dapr-profile.ts";
+import { standardLibraryScenarios } from "./standard-library.scenarios.ts";
+
+/**
+ * The shared end-to-end scenarios on REAL daprd, placement and scheduler
+ * (MATOOLKIT_DAPR_VERSION, default the newest pinned) with components/local: Redis Streams
+ * pub/sub and Redis state on a redis-server of the test's own, the Jobs API on the real Dapr
+ * Scheduler, the batch workflow on Dapr Workflow (actors on real placement).
+ */
+const profile = realDaprProfile({
+  version: process.env.MATOOLKIT_DAPR_VERSION ?? "newest",
+  components: "local",
+  env: { MATOOLKIT_RUNTIME: "dapr" },
+});
+
+manualBatchScenarios(profile);
+batchWorkflowScenarios(profile);
+automatedLifecycleScenarios(profile);
+standardLibraryScenarios(profile);

@@ -1,0 +1,17 @@
+import { defineConfig } from "vitest/config";
+
+/**
+ * The suites on REAL Dapr (`npm run test:dapr`): daprd, placement and scheduler built by
+ * `npm run dapr:install`, started by each test file on free ports (libs/dapr-harness), on the
+ * machine's Redis server binary, RabbitMQ and PostgreSQL. MATOOLKIT_DAPR_VERSION picks the
+ * pinned runtime (newest by default; `oldest` for 1.16).
+ */
+export default defineConfig({
+  test: {
+    include: ["libs/*/src/**/*.real-dapr.test.ts", "services/*/src/**/*.real-dapr.test.ts", "drills/**/*.real-dapr.test.ts"],
+    globalSetup: ["libs/testing/src/global-setup.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    pool: "forks",
+  },
+});
