@@ -122,7 +122,8 @@ function metadata(context: SidecarContext): Record<string, unknown> {
     components: [
       ...context.pubsubNames.map((name) => ({
         name,
-        type: "pubsub.in-memory",
+        // Honouring ScheduledEnqueueTimeUtc is what Azure Service Bus does; the adapter asks for it.
+        type: context.honourScheduledEnqueueTime ? "pubsub.azure.servicebus.topics" : "pubsub.in-memory",
         version: "v1",
         capabilities: [],
       })),

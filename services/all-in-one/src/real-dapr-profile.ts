@@ -36,6 +36,10 @@ export interface RealDaprRuntime extends OpenedRuntime {
   restartBroker(): Promise<void>;
 }
 
+export interface RealDaprProfile extends RuntimeProfile {
+  open(): Promise<RealDaprRuntime>;
+}
+
 /**
  * Every port on Dapr through REAL daprd, placement and scheduler (built by `npm run dapr:install`)
  * and a real broker and state store: the shipped component files of `components/<profile>` and
@@ -53,7 +57,7 @@ export function realDaprProfile(options: {
   readonly durableBroker?: boolean;
   /** Keep components/local's Redis redelivery timing (300 s) instead of the suite's 15 s. */
   readonly shippedRedisTimings?: boolean;
-}): RuntimeProfile & { open(): Promise<RealDaprRuntime> } {
+}): RealDaprProfile {
   const binaries = () => requireRuntimeBinaries(options.version, process.env);
   return {
     name: `${options.env.MATOOLKIT_RUNTIME ?? "dapr"} on real daprd ${binaries().version}, components/${options.components}`,

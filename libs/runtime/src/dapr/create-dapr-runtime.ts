@@ -11,6 +11,7 @@ import { createDaprJobsTimers } from "./dapr-jobs-timers.ts";
 import { createDaprMessageBus, type DaprMessageBus, type DeliverLater } from "./dapr-message-bus.ts";
 import { createDaprStateStore } from "./dapr-state-store.ts";
 import { createDelayedMessageTimers } from "./delayed-message-timers.ts";
+import { assertPubsubCanDelay, PubsubCannotDelayError } from "./pubsub-delay-capability.ts";
 import { createDeliveryLedger } from "./delivery-ledger.ts";
 import { waitForSidecar } from "./wait-for-sidecar.ts";
 
@@ -73,7 +74,18 @@ export async function createDaprRuntime(options: DaprRuntimeOptions): Promise<Da
   });
   const state = createDaprStateStore(http, options.stateStoreName, { logger });
   const abort = new AbortController();
-  const sidecarReady = waitForSidecar({ http, logger, signal: abort.signal }).then(() => app.setReady(true));
+  const sidecarAnswered = waitForSidecar({ http, logger, signal: abort.signal });
+  // Delayed messages as Service Bus scheduled messages: refuse any other broker before a single
+  // retry or poll check could go out at once. The app then never turns ready, and every delayed
+  // delivery fails with the reason instead of being sent early.
+  const delayCapability =
+    options.ports.timers === "dapr-delayed-messages"
+      ? sidecarAnswered.then(() => assertPubsubCanDelay(http, options.pubsubName))
+      : sidecarAnswered;
+  delayCapability.catch((error: unknown) => {
+    if (error instanceof PubsubCannotDelayError) logger.error({ reason: "pubsub.cannot_delay" }, error.message);
+  });
+  const sidecarReady = delayCapability.then(() => app.setReady(true));
   // A shutdown before the sidecar ever answered rejects this; nobody needs to hear about it.
   sidecarReady.catch(() => undefined);
 
@@ -90,7 +102,10 @@ export async function createDaprRuntime(options: DaprRuntimeOptions): Promise<Da
   let bus: DaprMessageBus | undefined;
   if (options.ports.bus) {
     if (timers === undefined) throw new Error("The Dapr bus needs Dapr timers for delayed messages");
-    const deliverLater: DeliverLater = timers.deliverLater;
+    const deliverLater: DeliverLater = async (message, publishNow) => {
+      await delayCapability;
+      await timers.deliverLater(message, publishNow);
+    };
     bus = await createDaprMessageBus({
       http,
       app,

@@ -35,7 +35,12 @@ async function sidecarWithApp(options: { resiliency?: boolean } = {}): Promise<{
   return { fixture, http, app };
 }
 
-async function until<T>(read: () => Promise<T> | T, done: (value: T) => boolean, what: string, timeoutMs = 30_000) {
+async function until<T>(
+  read: () => Promise<T> | T,
+  done: (value: T) => boolean,
+  what: string,
+  timeoutMs = 30_000,
+) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read();
@@ -57,19 +62,27 @@ describe(`Dapr adapters on real daprd (${version})`, { timeout: 120_000 }, () =>
     });
     cleanups.push(() => timers.stop());
     const published: OutgoingMessage[] = [];
-    timers.attachPublisher(async (message) => void published.push(message));
+    const publishNow = async (message: OutgoingMessage) => void published.push(message);
+    timers.attachPublisher(publishNow);
     await app.listen();
 
     const deliverAt = new Date(Date.now() + 1_500);
     // Before the fix daprd answered 400 ERR_MALFORMED_REQUEST here ("5000ms" is no Duration).
-    await timers.deliverLater({
-      id: "poll-check:step-1-poll-1",
-      topic: topics.orchestratorEvents,
-      properties: { MessageType: "poll-check" },
-      body: { StepExecutionId: 1 },
-      deliverAt,
-    });
-    const [message] = await until(() => published, (list) => list.length > 0, "the delayed message");
+    await timers.deliverLater(
+      {
+        id: "poll-check:step-1-poll-1",
+        topic: topics.orchestratorEvents,
+        properties: { MessageType: "poll-check" },
+        body: { StepExecutionId: 1 },
+        deliverAt,
+      },
+      publishNow,
+    );
+    const [message] = await until(
+      () => published,
+      (list) => list.length > 0,
+      "the delayed message",
+    );
     expect(message).toMatchObject({ id: "poll-check:step-1-poll-1", topic: topics.orchestratorEvents });
     expect(Date.now()).toBeGreaterThanOrEqual(deliverAt.getTime() - 50);
   });
@@ -84,10 +97,18 @@ describe(`Dapr adapters on real daprd (${version})`, { timeout: 120_000 }, () =>
     });
     cleanups.push(() => timers.stop());
     const fired: Date[] = [];
-    await timers.scheduleRecurring({ name: "scheduler-tick", everySeconds: 1 }, async (at) => void fired.push(at));
+    await timers.scheduleRecurring(
+      { name: "scheduler-tick", everySeconds: 1 },
+      async (at) => void fired.push(at),
+    );
     await app.listen();
     // Before the fix (a job without data) daprd 1.16.0–1.18.2 failed every trigger: never fired.
-    await until(() => fired.length, (count) => count >= 2, "two ticks", 20_000);
+    await until(
+      () => fired.length,
+      (count) => count >= 2,
+      "two ticks",
+      20_000,
+    );
   });
 
   it("overwrites a key first written with first-write concurrency (state.redis)", async () => {

@@ -7,7 +7,11 @@ import {
   DaprWorkflowCallError,
   isInstanceAlreadyExists,
   isInstanceNotFound,
+  isTransientLookupFailure,
 } from "./dapr-workflow-errors.ts";
+
+/** Lookups of one status before a transient failure is reported (50 ms doubling: ~3 s in all). */
+const STATUS_LOOKUP_ATTEMPTS = 6;
 import { loadDaprWorkflowSdk, type DaprWorkflowActivityContext } from "./dapr-workflow-sdk.ts";
 import { waitForWorkflowBackend } from "./wait-for-workflow-backend.ts";
 import { toWorkflowInstanceStatus } from "./workflow-instance-status.ts";
@@ -70,13 +74,19 @@ export function createDaprWorkflowEngine(options: DaprWorkflowEngineOptions): Wo
     }
   }
 
+  /** The instance's status; a lookup that failed transiently (isTransientLookupFailure) is asked again. */
   async function readStatus(instanceId: string): Promise<WorkflowInstanceStatus> {
-    try {
-      const state = await client.getWorkflowState(instanceId, false);
-      return toWorkflowInstanceStatus(state, sdk.WorkflowRuntimeStatus);
-    } catch (error) {
-      if (isInstanceNotFound(error)) return "not_found";
-      throw new DaprWorkflowCallError("state lookup", instanceId, error);
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        const state = await client.getWorkflowState(instanceId, false);
+        return toWorkflowInstanceStatus(state, sdk.WorkflowRuntimeStatus);
+      } catch (error) {
+        if (isInstanceNotFound(error)) return "not_found";
+        if (attempt >= STATUS_LOOKUP_ATTEMPTS || !isTransientLookupFailure(error)) {
+          throw new DaprWorkflowCallError("state lookup", instanceId, error);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+      }
     }
   }
 

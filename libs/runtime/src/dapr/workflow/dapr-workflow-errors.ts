@@ -3,6 +3,8 @@ import { sanitizeErrorMessage } from "@matoolkit/domain";
 // gRPC status codes (https://grpc.github.io/grpc/core/md_doc_statuscode.html).
 const GRPC_NOT_FOUND = 5;
 const GRPC_ALREADY_EXISTS = 6;
+const GRPC_UNKNOWN = 2;
+const GRPC_UNAVAILABLE = 14;
 
 interface GrpcErrorLike {
   readonly code?: unknown;
@@ -26,6 +28,20 @@ export function isInstanceNotFound(error: unknown): boolean {
  */
 export function isInstanceAlreadyExists(error: unknown): boolean {
   return hasCode(error, GRPC_ALREADY_EXISTS) || mentions(error, "already exists");
+}
+
+/**
+ * A state lookup that may succeed when asked again. daprd before 1.18.3 reads an instance's
+ * metadata and its history/inbox keys in separate store reads, and while the instance is being
+ * saved a lookup can see the new metadata before the keys it names: UNKNOWN "inbox key … declared
+ * in metadata … but missing from state store (transient store read failure or partial save?)",
+ * seen here on daprd 1.18.1 with Redis state. UNAVAILABLE is the sidecar restarting.
+ */
+export function isTransientLookupFailure(error: unknown): boolean {
+  return (
+    hasCode(error, GRPC_UNAVAILABLE) ||
+    (hasCode(error, GRPC_UNKNOWN) && (mentions(error, "missing from state store") || mentions(error, "transient")))
+  );
 }
 
 /** A sidecar call that failed, named by what we asked and of which instance, without payloads. */
