@@ -8,10 +8,17 @@ import { defineConfig } from "vitest/config";
  */
 export default defineConfig({
   test: {
-    include: ["libs/*/src/**/*.real-dapr.test.ts", "services/*/src/**/*.real-dapr.test.ts", "drills/**/*.real-dapr.test.ts"],
+    include: [
+      "libs/*/src/**/*.real-dapr.test.ts",
+      "services/*/src/**/*.real-dapr.test.ts",
+      "drills/**/*.real-dapr.test.ts",
+    ],
     globalSetup: ["libs/testing/src/global-setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",
+    // Dapr's workflow SDK narrates every work item on the console at INFO (its worker takes no
+    // logger): keep the output readable; its warnings and errors still show.
+    onConsoleLog: (log) => !/^\S+ (INFO|DEBUG) \[DurableTask, /.test(log),
   },
 });

@@ -17,7 +17,12 @@ export interface BrokerView {
  * the CloudEvent in the field `data`; XRANGE reads them without touching any consumer group.
  */
 export function redisStreamsView(options: { readonly host: string; readonly port: number }): BrokerView {
-  const redis = new Redis({ host: options.host, port: options.port, lazyConnect: true, maxRetriesPerRequest: 1 });
+  const redis = new Redis({
+    host: options.host,
+    port: options.port,
+    lazyConnect: true,
+    maxRetriesPerRequest: 1,
+  });
   return {
     async messages(topic) {
       const entries = await redis.xrange(topic, "-", "+");
@@ -62,7 +67,9 @@ export async function rabbitMqView(options: {
       (message) => {
         if (message === null) return;
         try {
-          copies.push({ cloudEvent: JSON.parse(message.content.toString("utf8")) as BrokerCopy["cloudEvent"] });
+          copies.push({
+            cloudEvent: JSON.parse(message.content.toString("utf8")) as BrokerCopy["cloudEvent"],
+          });
         } catch {
           // not a CloudEvent: not ours to show
         }

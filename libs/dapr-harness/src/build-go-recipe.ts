@@ -1,5 +1,17 @@
 import { execFile } from "node:child_process";
-import { cpSync, chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, appendFileSync, writeFileSync, readdirSync, statSync } from "node:fs";
+import {
+  cpSync,
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  appendFileSync,
+  writeFileSync,
+  readdirSync,
+  statSync,
+} from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { GoBuildRecipe } from "./dapr-pins.ts";
@@ -46,16 +58,26 @@ export async function buildGoRecipe(options: {
   makeWritable(work);
   for (const replacement of recipe.replacements) {
     log(`  ${replacement.module} at ${replacement.version}: ${replacement.why}`);
-    await run(go, ["mod", "edit", `-replace=${replacement.module}=${replacement.module}@${replacement.version}`], {
-      cwd: work,
-      env,
-    });
+    await run(
+      go,
+      ["mod", "edit", `-replace=${replacement.module}=${replacement.module}@${replacement.version}`],
+      {
+        cwd: work,
+        env,
+      },
+    );
     if (replacement.checksumsFrom === undefined) continue;
     const sums = readFileSync(join(await moduleDir(go, replacement.checksumsFrom, env), "go.sum"), "utf8")
       .split("\n")
-      .filter((line) => line.startsWith(`${replacement.module} ${replacement.version} `) || line.startsWith(`${replacement.module} ${replacement.version}/go.mod `));
+      .filter(
+        (line) =>
+          line.startsWith(`${replacement.module} ${replacement.version} `) ||
+          line.startsWith(`${replacement.module} ${replacement.version}/go.mod `),
+      );
     if (sums.length === 0) {
-      throw new Error(`${replacement.checksumsFrom}'s go.sum has no checksum of ${replacement.module}@${replacement.version}`);
+      throw new Error(
+        `${replacement.checksumsFrom}'s go.sum has no checksum of ${replacement.module}@${replacement.version}`,
+      );
     }
     appendFileSync(join(work, "go.sum"), `${sums.join("\n")}\n`);
   }
@@ -64,7 +86,9 @@ export async function buildGoRecipe(options: {
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true });
   for (const { package: pkg, binary } of recipe.binaries) {
-    log(`building ${binary} (${recipe.module} ${recipe.version}${recipe.tags.length > 0 ? `, tags ${recipe.tags.join(",")}` : ""})`);
+    log(
+      `building ${binary} (${recipe.module} ${recipe.version}${recipe.tags.length > 0 ? `, tags ${recipe.tags.join(",")}` : ""})`,
+    );
     const args = ["build", "-trimpath", `-ldflags=${recipe.ldflags.join(" ")}`, "-o", join(staging, binary)];
     if (recipe.tags.length > 0) args.push(`-tags=${recipe.tags.join(",")}`);
     await run(go, [...args, pkg], { cwd: work, env, maxBuffer: 64 * 1024 * 1024 }).catch((error: unknown) => {
@@ -92,7 +116,9 @@ function isBuilt(dir: string, recipe: GoBuildRecipe, stamp: string): boolean {
 }
 
 async function findGo(env: Readonly<Record<string, string | undefined>>): Promise<string> {
-  const candidates = [env.GO_BINARY, "go", "/usr/local/go/bin/go"].filter((c): c is string => c !== undefined && c !== "");
+  const candidates = [env.GO_BINARY, "go", "/usr/local/go/bin/go"].filter(
+    (c): c is string => c !== undefined && c !== "",
+  );
   for (const candidate of candidates) {
     try {
       await run(candidate, ["version"], { env: env as NodeJS.ProcessEnv });

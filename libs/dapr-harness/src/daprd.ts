@@ -38,19 +38,34 @@ export interface DaprdOptions {
  * before the app is up; daprd then waits for the app port to subscribe and deliver).
  */
 export async function startDaprd(options: DaprdOptions): Promise<Daprd> {
-  const [httpPort, grpcPort, internalGrpcPort, metricsPort] = (await freePorts(4)) as [number, number, number, number];
+  const [httpPort, grpcPort, internalGrpcPort, metricsPort] = (await freePorts(4)) as [
+    number,
+    number,
+    number,
+    number,
+  ];
   const args = [
-    "--app-id", options.appId,
-    "--app-port", String(options.appPort),
-    "--app-protocol", "http",
-    "--app-channel-address", "127.0.0.1",
-    "--dapr-listen-addresses", "127.0.0.1",
-    "--dapr-http-port", String(httpPort),
-    "--dapr-grpc-port", String(grpcPort),
-    "--dapr-internal-grpc-port", String(internalGrpcPort),
-    "--metrics-port", String(metricsPort),
+    "--app-id",
+    options.appId,
+    "--app-port",
+    String(options.appPort),
+    "--app-protocol",
+    "http",
+    "--app-channel-address",
+    "127.0.0.1",
+    "--dapr-listen-addresses",
+    "127.0.0.1",
+    "--dapr-http-port",
+    String(httpPort),
+    "--dapr-grpc-port",
+    String(grpcPort),
+    "--dapr-internal-grpc-port",
+    String(internalGrpcPort),
+    "--metrics-port",
+    String(metricsPort),
     "--enable-metrics=false",
-    "--log-level", options.logLevel ?? "info",
+    "--log-level",
+    options.logLevel ?? "info",
     ...options.resourcesPaths.flatMap((path) => ["--resources-path", path]),
     ...(options.configFile === undefined ? [] : ["--config", options.configFile]),
     ...(options.placementAddress === undefined ? [] : ["--placement-host-address", options.placementAddress]),
@@ -69,7 +84,8 @@ export async function startDaprd(options: DaprdOptions): Promise<Daprd> {
     logFile: join(options.logDir, `daprd-${options.appId}-${httpPort}.log`),
   });
   const httpEndpoint = `http://127.0.0.1:${httpPort}`;
-  const headers: Record<string, string> = options.apiToken === undefined ? {} : { "dapr-api-token": options.apiToken };
+  const headers: Record<string, string> =
+    options.apiToken === undefined ? {} : { "dapr-api-token": options.apiToken };
   try {
     await waitUntilReady(process, () => httpAnswers(`${httpEndpoint}/v1.0/healthz/outbound`, headers), {
       timeoutMs: 60_000,

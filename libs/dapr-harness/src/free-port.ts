@@ -1,4 +1,4 @@
-import { createServer } from "node:net";
+import { createServer, type Server } from "node:net";
 
 /**
  * A TCP port free on 127.0.0.1 right now: the OS picks it, we close it and hand it on. Another
@@ -12,7 +12,9 @@ export async function freePort(): Promise<number> {
     server.listen(0, "127.0.0.1", () => {
       const address = server.address();
       server.close(() =>
-        typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port")),
+        typeof address === "object" && address !== null
+          ? resolve(address.port)
+          : reject(new Error("no port")),
       );
     });
   });
@@ -24,7 +26,7 @@ export async function freePorts(count: number): Promise<number[]> {
     Array.from(
       { length: count },
       () =>
-        new Promise<import("node:net").Server>((resolve, reject) => {
+        new Promise<Server>((resolve, reject) => {
           const server = createServer();
           server.once("error", reject);
           server.listen(0, "127.0.0.1", () => resolve(server));

@@ -91,7 +91,9 @@ export async function waitUntilReady(
   const deadline = Date.now() + options.timeoutMs;
   for (;;) {
     if (process.hasExited()) {
-      throw new Error(`${process.name} exited before ${options.what} (log ${process.logFile}):\n${process.tail()}`);
+      throw new Error(
+        `${process.name} exited before ${options.what} (log ${process.logFile}):\n${process.tail()}`,
+      );
     }
     if (await probe().catch(() => false)) return;
     if (Date.now() > deadline) {

@@ -27,12 +27,19 @@ export async function startRedisServer(options: {
   mkdirSync(options.dataDir, { recursive: true });
   const port = await freePort();
   const args = [
-    "--port", String(port),
-    "--bind", "127.0.0.1",
-    "--dir", options.dataDir,
-    "--save", "",
-    "--daemonize", "no",
-    ...(options.durable === true ? ["--appendonly", "yes", "--appendfsync", "always"] : ["--appendonly", "no"]),
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--dir",
+    options.dataDir,
+    "--save",
+    "",
+    "--daemonize",
+    "no",
+    ...(options.durable === true
+      ? ["--appendonly", "yes", "--appendfsync", "always"]
+      : ["--appendonly", "no"]),
   ];
   const start = async () => {
     const process = startManagedProcess({

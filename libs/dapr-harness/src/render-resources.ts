@@ -43,7 +43,10 @@ export function renderDaprResources(options: {
       });
       writeFileSync(
         join(options.targetDir, file),
-        documents.filter((resource) => resource !== null).map((resource) => stringify(resource)).join("---\n"),
+        documents
+          .filter((resource) => resource !== null)
+          .map((resource) => stringify(resource))
+          .join("---\n"),
       );
     }
   }

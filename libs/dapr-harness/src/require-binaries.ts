@@ -12,7 +12,9 @@ export function requireRuntimeBinaries(
 ): DaprRuntimeBinaries {
   const pin = daprRuntimePin(version);
   const binaries = runtimeBinaries(daprCacheRoot(env), pin);
-  const missing = [binaries.daprd, binaries.placement, binaries.scheduler].filter((path) => !existsSync(path));
+  const missing = [binaries.daprd, binaries.placement, binaries.scheduler].filter(
+    (path) => !existsSync(path),
+  );
   if (missing.length > 0) {
     throw new Error(
       `Dapr ${pin.version} is not built (missing ${missing.join(", ")}): run npm run dapr:install -- --version ${pin.version}`,

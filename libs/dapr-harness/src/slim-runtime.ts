@@ -57,7 +57,10 @@ export function installSlimRuntime(options: {
   // As `dapr init --slim` writes it: no tracing (no Zipkin in slim mode).
   const config = join(layout.daprDir, "config.yaml");
   if (!existsSync(config)) {
-    writeFileSync(config, "apiVersion: dapr.io/v1alpha1\nkind: Configuration\nmetadata:\n  name: daprConfig\nspec: {}\n");
+    writeFileSync(
+      config,
+      "apiVersion: dapr.io/v1alpha1\nkind: Configuration\nmetadata:\n  name: daprConfig\nspec: {}\n",
+    );
   }
   mkdirSync(join(layout.daprDir, "components"), { recursive: true });
   return { replaced: previous !== "" && previous !== binaries.version };
@@ -83,25 +86,37 @@ function daemons(layout: SlimRuntimeLayout): Daemon[] {
       name: "placement",
       healthz: p.healthz,
       args: [
-        "--port", String(p.grpc),
-        "--healthz-port", String(p.healthz),
-        "--metrics-port", String(p.metrics),
-        "--id", "dapr-placement-0",
-        "--initial-cluster", `dapr-placement-0=127.0.0.1:${p.raft}`,
+        "--port",
+        String(p.grpc),
+        "--healthz-port",
+        String(p.healthz),
+        "--metrics-port",
+        String(p.metrics),
+        "--id",
+        "dapr-placement-0",
+        "--initial-cluster",
+        `dapr-placement-0=127.0.0.1:${p.raft}`,
       ],
     },
     {
       name: "scheduler",
       healthz: s.healthz,
       args: [
-        "--port", String(s.grpc),
-        "--healthz-port", String(s.healthz),
-        "--metrics-port", String(s.metrics),
-        "--id", "dapr-scheduler-server-0",
-        "--etcd-initial-cluster", `dapr-scheduler-server-0=http://127.0.0.1:${s.etcdPeer}`,
-        "--etcd-client-port", String(s.etcdClient),
+        "--port",
+        String(s.grpc),
+        "--healthz-port",
+        String(s.healthz),
+        "--metrics-port",
+        String(s.metrics),
+        "--id",
+        "dapr-scheduler-server-0",
+        "--etcd-initial-cluster",
+        `dapr-scheduler-server-0=http://127.0.0.1:${s.etcdPeer}`,
+        "--etcd-client-port",
+        String(s.etcdClient),
         // dapr/cli keeps the slim scheduler's data in <runtime>/.dapr/scheduler/data.
-        "--etcd-data-dir", join(layout.daprDir, "scheduler", "data"),
+        "--etcd-data-dir",
+        join(layout.daprDir, "scheduler", "data"),
       ],
     },
   ];
@@ -126,7 +141,11 @@ export async function startSlimControlPlane(layout: SlimRuntimeLayout): Promise<
   for (const daemon of daemons(layout)) {
     const file = pidFile(layout, daemon.name);
     const known = existsSync(file) ? Number(readFileSync(file, "utf8")) : undefined;
-    if (known !== undefined && alive(known) && (await httpAnswers(`http://127.0.0.1:${daemon.healthz}/healthz`).catch(() => false))) {
+    if (
+      known !== undefined &&
+      alive(known) &&
+      (await httpAnswers(`http://127.0.0.1:${daemon.healthz}/healthz`).catch(() => false))
+    ) {
       lines.push(`${daemon.name} already running (pid ${known})`);
       continue;
     }
@@ -146,7 +165,9 @@ export async function startSlimControlPlane(layout: SlimRuntimeLayout): Promise<
       }
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
-    lines.push(`${daemon.name} started (pid ${child.pid}, log ${join(layout.daprDir, "logs", `${daemon.name}.log`)})`);
+    lines.push(
+      `${daemon.name} started (pid ${child.pid}, log ${join(layout.daprDir, "logs", `${daemon.name}.log`)})`,
+    );
   }
   return lines;
 }

@@ -23,52 +23,62 @@ import { startAll, type RunningSystem } from "./start-all.ts";
  */
 const version = process.env.MATOOLKIT_DAPR_VERSION ?? "newest";
 
-describe(`aca preset on real daprd (${version}) with a broker that cannot delay`, { timeout: 120_000 }, () => {
-  let database: TestDatabase;
-  let runtime: RealDaprRuntime;
-  let system: RunningSystem;
-  let dataDir: string;
+describe(
+  `aca preset on real daprd (${version}) with a broker that cannot delay`,
+  { timeout: 120_000 },
+  () => {
+    let database: TestDatabase;
+    let runtime: RealDaprRuntime;
+    let system: RunningSystem;
+    let dataDir: string;
 
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    dataDir = mkdtempSync(join(tmpdir(), "matoolkit-aca-refusal-"));
-    runtime = await realDaprProfile({ version, components: "local", env: { MATOOLKIT_RUNTIME: "aca" } }).open();
-    system = await startAll({
-      ...(await runtime.nextStart()),
-      DATABASE_URL: database.url,
-      MATOOLKIT_DATA_DIR: dataDir,
-      PORT: "0",
-      LOG_LEVEL: "silent",
+    beforeAll(async () => {
+      database = await createTestDatabase();
+      dataDir = mkdtempSync(join(tmpdir(), "matoolkit-aca-refusal-"));
+      runtime = await realDaprProfile({
+        version,
+        processEnv: process.env,
+        components: "local",
+        env: { MATOOLKIT_RUNTIME: "aca" },
+      }).open();
+      system = await startAll({
+        ...(await runtime.nextStart()),
+        DATABASE_URL: database.url,
+        MATOOLKIT_DATA_DIR: dataDir,
+        PORT: "0",
+        LOG_LEVEL: "silent",
+      });
     });
-  });
 
-  afterAll(async () => {
-    await system?.stop();
-    await runtime?.close();
-    await database?.drop();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+    afterAll(async () => {
+      await system?.stop();
+      await runtime?.close();
+      await database?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
 
-  it("never turns ready, and refuses a delayed message naming the broker, sending nothing", async () => {
-    const deliverAt = new Date(Date.now() + 60_000);
-    await expect(
-      system.platform.bus.publish({
-        id: "retry-check:step-1-retry-1",
-        topic: topics.orchestratorEvents,
-        properties: { MessageType: "retry-check" },
-        body: { StepExecutionId: 1 },
-        deliverAt,
-      }),
-    ).rejects.toThrow(/needs a pub\/sub that delays messages .* matoolkit-pubsub is pubsub\.redis/);
-    const readyz = await fetch(`${system.apiUrl}/readyz`);
-    expect(readyz.status).toBe(503);
-    const copies = (await runtime.brokerMessages(topics.orchestratorEvents)) ?? [];
-    expect(copies.filter((copy) => copy.cloudEvent.id === "retry-check:step-1-retry-1")).toEqual([]);
-  });
-});
+    it("never turns ready, and refuses a delayed message naming the broker, sending nothing", async () => {
+      const deliverAt = new Date(Date.now() + 60_000);
+      await expect(
+        system.platform.bus.publish({
+          id: "retry-check:step-1-retry-1",
+          topic: topics.orchestratorEvents,
+          properties: { MessageType: "retry-check" },
+          body: { StepExecutionId: 1 },
+          deliverAt,
+        }),
+      ).rejects.toThrow(/needs a pub\/sub that delays messages .* matoolkit-pubsub is pubsub\.redis/);
+      const readyz = await fetch(`${system.apiUrl}/readyz`);
+      expect(readyz.status).toBe(503);
+      const copies = (await runtime.brokerMessages(topics.orchestratorEvents)) ?? [];
+      expect(copies.filter((copy) => copy.cloudEvent.id === "retry-check:step-1-retry-1")).toEqual([]);
+    });
+  },
+);
 
 const profile = realDaprProfile({
   version,
+  processEnv: process.env,
   components: "local",
   env: { MATOOLKIT_RUNTIME: "aca", MATOOLKIT_TIMERS: "dapr-jobs" },
 });

@@ -12,6 +12,7 @@ import { standardLibraryScenarios } from "./standard-library.scenarios.ts";
  */
 const profile = realDaprProfile({
   version: process.env.MATOOLKIT_DAPR_VERSION ?? "newest",
+  processEnv: process.env,
   components: "rabbitmq",
   env: { MATOOLKIT_RUNTIME: "dapr" },
 });

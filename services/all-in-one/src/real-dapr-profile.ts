@@ -51,6 +51,8 @@ export interface RealDaprProfile extends RuntimeProfile {
  */
 export function realDaprProfile(options: {
   readonly version: string;
+  /** The test process's environment: where the built binaries are (MATOOLKIT_DAPR_CACHE, HOME). */
+  readonly processEnv: Readonly<Record<string, string | undefined>>;
   readonly components: RealComponentProfile;
   readonly env: Record<string, string>;
   /** Redis with appendonly (a drill restarts it and expects what was acknowledged back). */
@@ -58,7 +60,7 @@ export function realDaprProfile(options: {
   /** Keep components/local's Redis redelivery timing (300 s) instead of the suite's 15 s. */
   readonly shippedRedisTimings?: boolean;
 }): RealDaprProfile {
-  const binaries = () => requireRuntimeBinaries(options.version, process.env);
+  const binaries = () => requireRuntimeBinaries(options.version, options.processEnv);
   return {
     name: `${options.env.MATOOLKIT_RUNTIME ?? "dapr"} on real daprd ${binaries().version}, components/${options.components}`,
     async open(): Promise<RealDaprRuntime> {
@@ -70,13 +72,19 @@ export function realDaprProfile(options: {
         rmSync(dir, { recursive: true, force: true });
       };
       try {
-        const controlPlane = await startDaprControlPlane({ binaries: bins, dataDir: join(dir, "control-plane") });
+        const controlPlane = await startDaprControlPlane({
+          binaries: bins,
+          dataDir: join(dir, "control-plane"),
+        });
         closers.push(() => controlPlane.stop());
         let redis: HarnessRedis | undefined;
         let view: BrokerView;
         let overrides: MetadataOverrides;
         if (options.components === "local") {
-          redis = await startRedisServer({ dataDir: join(dir, "redis"), durable: options.durableBroker ?? false });
+          redis = await startRedisServer({
+            dataDir: join(dir, "redis"),
+            durable: options.durableBroker ?? false,
+          });
           closers.push(() => redis!.stop());
           const address = `${redis.host}:${redis.port}`;
           overrides = {
@@ -87,7 +95,9 @@ export function realDaprProfile(options: {
               // for processingTimeout (components-contrib pubsub/redis reclaimPendingMessages),
               // 300 s as shipped, so a restart scenario would wait 5 minutes. The drills keep the
               // shipped value (and print the time it costs).
-              ...(options.shippedRedisTimings === true ? {} : { processingTimeout: "15s", redeliverInterval: "1s" }),
+              ...(options.shippedRedisTimings === true
+                ? {}
+                : { processingTimeout: "15s", redeliverInterval: "1s" }),
             },
             "matoolkit-state": { redisHost: address },
           };
@@ -149,7 +159,8 @@ export function realDaprProfile(options: {
           },
           brokerMessages: (topic) => view.messages(topic),
           async restartBroker() {
-            if (redis === undefined) throw new Error("restartBroker: only the local profile's own Redis can be restarted here");
+            if (redis === undefined)
+              throw new Error("restartBroker: only the local profile's own Redis can be restarted here");
             await redis.restart();
           },
           close,

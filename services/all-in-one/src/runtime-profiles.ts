@@ -2,7 +2,6 @@ import {
   createStandInBroker,
   reserveFreePort,
   startStandInSidecar,
-  type BrokerMessage,
   type StandInBroker,
   type StandInSidecar,
 } from "@matoolkit/dapr-stand-in";
@@ -32,7 +31,9 @@ export interface OpenedRuntime {
    * Messages the broker received on a topic (Dapr: incl. `<topic>-deadletter`), read without
    * taking them from the subscribers; embedded: undefined (no broker).
    */
-  brokerMessages(topic: string): Promise<ReadonlyArray<{ readonly cloudEvent: { readonly id: string } }> | undefined>;
+  brokerMessages(
+    topic: string,
+  ): Promise<ReadonlyArray<{ readonly cloudEvent: { readonly id: string } }> | undefined>;
   close(): Promise<void>;
 }
 

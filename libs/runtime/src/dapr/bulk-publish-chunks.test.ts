@@ -1,9 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  BULK_PUBLISH_MAX_BYTES,
-  chunkForBulkPublish,
-  estimatedPublishBytes,
-} from "./bulk-publish-chunks.ts";
+import { BULK_PUBLISH_MAX_BYTES, chunkForBulkPublish, estimatedPublishBytes } from "./bulk-publish-chunks.ts";
 
 const message = (index: number, bodyBytes: number) => ({
   id: `m-${index}`,
@@ -25,7 +21,9 @@ describe("bulk publish chunks (Service Bus takes a batch of at most 128 KiB whol
       const bytes = chunk.reduce((sum, entry) => sum + estimatedPublishBytes(entry), 0);
       expect(bytes).toBeLessThanOrEqual(BULK_PUBLISH_MAX_BYTES);
       // What Service Bus counts (the serialized bodies) stays under its 128 KiB default.
-      expect(chunk.reduce((sum, entry) => sum + JSON.stringify(entry.body).length, 0)).toBeLessThan(128 * 1024);
+      expect(chunk.reduce((sum, entry) => sum + JSON.stringify(entry.body).length, 0)).toBeLessThan(
+        128 * 1024,
+      );
     }
     expect(chunks.flat().map((entry) => entry.id)).toEqual(messages.map((entry) => entry.id));
   });

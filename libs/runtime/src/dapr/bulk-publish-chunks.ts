@@ -44,7 +44,10 @@ export function chunkForBulkPublish<T extends SizedMessage>(
   let currentBytes = 0;
   for (const message of messages) {
     const bytes = estimatedPublishBytes(message);
-    if (current.length > 0 && (current.length >= limits.maxEntries || currentBytes + bytes > limits.maxBytes)) {
+    if (
+      current.length > 0 &&
+      (current.length >= limits.maxEntries || currentBytes + bytes > limits.maxBytes)
+    ) {
       chunks.push(current);
       current = [];
       currentBytes = 0;

@@ -83,7 +83,8 @@ export async function createDaprRuntime(options: DaprRuntimeOptions): Promise<Da
       ? sidecarAnswered.then(() => assertPubsubCanDelay(http, options.pubsubName))
       : sidecarAnswered;
   delayCapability.catch((error: unknown) => {
-    if (error instanceof PubsubCannotDelayError) logger.error({ reason: "pubsub.cannot_delay" }, error.message);
+    if (error instanceof PubsubCannotDelayError)
+      logger.error({ reason: "pubsub.cannot_delay" }, error.message);
   });
   const sidecarReady = delayCapability.then(() => app.setReady(true));
   // A shutdown before the sidecar ever answered rejects this; nobody needs to hear about it.

@@ -57,7 +57,9 @@ export function createDaprJobsTimers(options: {
 }): DaprJobsTimers {
   const { jobs, app, state } = options;
   const deliveryFailurePolicy: DaprJobFailurePolicy = {
-    constant: { interval: protobufDuration(options.deliveryRetryIntervalMs ?? DEFAULT_DELIVERY_RETRY_INTERVAL_MS) },
+    constant: {
+      interval: protobufDuration(options.deliveryRetryIntervalMs ?? DEFAULT_DELIVERY_RETRY_INTERVAL_MS),
+    },
   };
   const logger = options.logger.child({ component: "dapr-jobs" });
   const abort = new AbortController();

@@ -467,4 +467,3 @@ async function mapInParallel<T, R>(
   await Promise.all(Array.from({ length: Math.min(parallelism, items.length) }, lane));
   return results;
 }
-

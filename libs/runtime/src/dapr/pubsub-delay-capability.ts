@@ -26,5 +26,6 @@ export async function assertPubsubCanDelay(http: DaprHttp, pubsubName: string): 
   const metadata = (await response.json()) as { components?: Array<{ name?: unknown; type?: unknown }> };
   const component = (metadata.components ?? []).find((candidate) => candidate.name === pubsubName);
   const type = typeof component?.type === "string" ? component.type : undefined;
-  if (type === undefined || !DELAYING_PUBSUB_TYPES.test(type)) throw new PubsubCannotDelayError(pubsubName, type);
+  if (type === undefined || !DELAYING_PUBSUB_TYPES.test(type))
+    throw new PubsubCannotDelayError(pubsubName, type);
 }

@@ -40,7 +40,8 @@ export function isInstanceAlreadyExists(error: unknown): boolean {
 export function isTransientLookupFailure(error: unknown): boolean {
   return (
     hasCode(error, GRPC_UNAVAILABLE) ||
-    (hasCode(error, GRPC_UNKNOWN) && (mentions(error, "missing from state store") || mentions(error, "transient")))
+    (hasCode(error, GRPC_UNKNOWN) &&
+      (mentions(error, "missing from state store") || mentions(error, "transient")))
   );
 }
 
