@@ -2,10 +2,22 @@
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench:orchestrator
 // Options: BENCH_MEMBERS (default 10000), BENCH_STEPS (5), BENCH_RETRY_MEMBERS (500),
 // BENCH_BUS_MESSAGES (5000), BENCH_WORKER_CONCURRENCY (32), BENCH_ORCHESTRATOR_CONCURRENCY (16),
-// BENCH_RUNTIME (embedded | dapr: the Dapr adapters against the stand-in sidecar, broker and
-// workflow task hub in this process, as the Dapr end-to-end tests run them).
+// BENCH_TIMEOUT_SECONDS (600: how long the raw bus or a batch may take before the run fails),
+// BENCH_RUNTIME:
+//   embedded  the embedded runtime (PostgreSQL bus, timers, workflow engine) in this process.
+//   dapr      every port on REAL Dapr (bench/real-dapr.ts): daprd, placement and scheduler of the
+//             pinned release MATOOLKIT_DAPR_VERSION (default newest; `npm run dapr:install`
+//             builds them), a redis-server the bench starts, components/local + dapr/resources as
+//             shipped with only the Redis host changed, dapr/config.yaml. The bus is Redis Streams
+//             through daprd, timers the Jobs API on the real Scheduler, idempotency the Redis
+//             state store, the batch workflows Dapr Workflow (actors on the real placement).
+//   both      embedded, then dapr, with the same parameters, each in a process of its own, and a
+//             side-by-side table of the figures (bench/dapr-vs-embedded.ts).
+// BENCH_KEEP_LOGS=<dir>: copy the Dapr daemons' logs (and the workflow SDK's console) there.
+// BENCH_DAPR_CONFIG=<file>: an experiment, daprd's Configuration instead of dapr/config.yaml.
 // It creates its own database on the server, runs the orchestrator, the workflow host, a worker
-// with a no-op function and the outbox relay in this process (embedded runtime), and prints figures.
+// with a no-op function and the outbox relay in this process, prints figures, and stops and
+// removes everything it started (daemons, their data, the database), also on failure or a signal.
 import { performance } from "node:perf_hooks";
 import pg from "pg";
 import { notifyBatchChanged } from "@matoolkit/commands";
@@ -15,11 +27,23 @@ import { startOrchestratorService } from "@matoolkit/orchestrator";
 import { bootPlatform, platformConfigFromEnv } from "@matoolkit/platform";
 import { declareWorkerPools, workerJobsSubscription } from "@matoolkit/runtime";
 import { createFunctionRegistry, startWorkerService } from "@matoolkit/worker";
-import { createStandInBroker, reserveFreePort, startStandInSidecar } from "@matoolkit/dapr-stand-in";
-import { startTaskHubSidecarStandIn } from "@matoolkit/runtime/testing";
+import { writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { join } from "node:path";
+import { cpuSeconds, divertConsoleNarration, rssMb, startRealDapr, type RealDapr } from "./real-dapr.ts";
+import { installSidecarCounter } from "./sidecar-counter.ts";
 import { installSqlCounter, percentile } from "./sql-counter.ts";
 
 const env = process.env;
+const runtime = env.BENCH_RUNTIME ?? "embedded";
+if (runtime === "both") {
+  const { compareRuntimes } = await import("./dapr-vs-embedded.ts");
+  process.exit(await compareRuntimes(import.meta.filename, env));
+}
+if (runtime !== "embedded" && runtime !== "dapr") {
+  process.stderr.write(`BENCH_RUNTIME must be embedded, dapr or both, not ${runtime}\n`);
+  process.exit(2);
+}
 const serverUrl = env.DATABASE_URL;
 if (serverUrl === undefined) {
   process.stderr.write("Set DATABASE_URL to a PostgreSQL server (the benchmark creates its own database).\n");
@@ -31,149 +55,279 @@ const retryMembers = Number(env.BENCH_RETRY_MEMBERS ?? 500);
 const busMessages = Number(env.BENCH_BUS_MESSAGES ?? 5_000);
 const workerConcurrency = Number(env.BENCH_WORKER_CONCURRENCY ?? 32);
 const orchestratorConcurrency = Number(env.BENCH_ORCHESTRATOR_CONCURRENCY ?? 16);
-const runtime = env.BENCH_RUNTIME ?? "embedded";
-if (runtime !== "embedded" && runtime !== "dapr") {
-  process.stderr.write(`BENCH_RUNTIME must be embedded or dapr, not ${runtime}\n`);
-  process.exit(2);
+const timeoutMs = Number(env.BENCH_TIMEOUT_SECONDS ?? 600) * 1000;
+const keepLogs = env.BENCH_KEEP_LOGS;
+const cores = availableParallelism();
+
+/** What was started, stopped in reverse order at the end, on failure or on SIGINT/SIGTERM. */
+const closers: Array<{ what: string; close: () => Promise<unknown> }> = [];
+let cleaning: Promise<void> | undefined;
+let interrupted = false;
+const cleanUp = () =>
+  (cleaning ??= (async () => {
+    for (const { what, close } of closers.reverse()) {
+      await close().catch((error: unknown) => progress(`could not stop ${what}: ${String(error)}`));
+    }
+  })());
+/** A start-up step: if it fails, what was started before it is stopped before the error ends the run. */
+const guarded = <T>(step: Promise<T>): Promise<T> =>
+  step.catch(async (error: unknown) => {
+    await cleanUp();
+    throw error;
+  });
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    interrupted = true;
+    progress(`${signal}: stopping what the bench started`);
+    void cleanUp().finally(() => process.exit(130));
+  });
 }
 
 const sql = installSqlCounter();
 const database = `matoolkit_bench_${Date.now()}`;
 const admin = new pg.Client({ connectionString: serverUrl });
 await admin.connect();
+closers.push({ what: "the admin connection", close: () => admin.end() });
 await admin.query(`CREATE DATABASE ${database}`);
+closers.push({
+  what: `database ${database}`,
+  close: async () => {
+    // pg-boss's stop returns before its pool has closed: let the connections go (up to 5 s)
+    // rather than FORCE them closed under it (it would log each as an error).
+    for (let waited = 0; waited < 5_000; waited += 100) {
+      const open = await admin.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1", [
+        database,
+      ]);
+      if ((open.rows[0] as { n: number }).n === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  },
+});
 const url = new URL(serverUrl);
 url.pathname = `/${database}`;
 
-const dapr = runtime === "dapr" ? await startDaprStandIns() : undefined;
-const platform = await bootPlatform(
-  platformConfigFromEnv({
-    DATABASE_URL: url.toString(),
-    LOG_LEVEL: env.LOG_LEVEL ?? "warn",
-    // A database of its own, created above: migrated here (no separate migrate step).
-    MATOOLKIT_MIGRATE_ON_START: "true",
-    ...dapr?.env,
-  }),
-  "bench",
+let dapr: RealDapr | undefined;
+let narration: ReturnType<typeof divertConsoleNarration> | undefined;
+/** On Dapr: the app's HTTP calls to its sidecar (what SQL statements are to the embedded runtime). */
+let sidecar: ReturnType<typeof installSidecarCounter> | undefined;
+if (runtime === "dapr") {
+  progress(
+    `starting real Dapr ${env.MATOOLKIT_DAPR_VERSION ?? "newest"}: placement, scheduler, redis-server, daprd`,
+  );
+  narration = divertConsoleNarration();
+  dapr = await guarded(startRealDapr(env));
+  const started = dapr;
+  closers.push({
+    what: "daprd, redis-server, scheduler and placement",
+    close: async () => {
+      if (keepLogs !== undefined) {
+        started.keepLogs(keepLogs);
+        narration?.writeTo(join(keepLogs, "app-console.log"));
+        progress(`Dapr logs copied to ${keepLogs}`);
+      }
+      await started.close();
+    },
+  });
+  sidecar = installSidecarCounter(dapr.env.DAPR_HTTP_ENDPOINT!);
+  progress(`Dapr ${dapr.version} up: ${dapr.daemons.map((d) => `${d.role} pid ${d.pid}`).join(", ")}`);
+}
+const platform = await guarded(
+  bootPlatform(
+    platformConfigFromEnv({
+      DATABASE_URL: url.toString(),
+      LOG_LEVEL: env.LOG_LEVEL ?? "warn",
+      // A database of its own, created above: migrated here (no separate migrate step).
+      MATOOLKIT_MIGRATE_ON_START: "true",
+      ...dapr?.env,
+    }),
+    "bench",
+  ),
 );
+closers.push({ what: "the platform", close: () => platform.stop() });
 const { db, bus } = platform;
 const firstJobAt = new Map<number, number>();
-const orchestrator = await startOrchestratorService({
-  db,
-  bus,
-  logger: platform.logger,
-  concurrency: orchestratorConcurrency,
-  workflows: { engine: platform.workflows, recheckSeconds: 30, reconcileSeconds: 30 },
-});
+const orchestrator = await guarded(
+  startOrchestratorService({
+    db,
+    bus,
+    logger: platform.logger,
+    concurrency: orchestratorConcurrency,
+    workflows: { engine: platform.workflows, recheckSeconds: 30, reconcileSeconds: 30 },
+  }),
+);
+closers.push({ what: "the orchestrator", close: () => orchestrator.stop() });
 const flaky = new Set<number>();
 /** When the worker function started and ended, per step execution: where a step's time goes. */
 const functionTimes = new Map<number, { start: number; end: number }>();
-const worker = await startWorkerService({
-  bus,
-  idempotency: platform.idempotency,
-  logger: platform.logger,
-  workerId: "worker-01",
-  concurrency: workerConcurrency,
-  jobTimeoutMs: 60_000,
-  registry: createFunctionRegistry({
-    "Bench-Noop": async (params, context) => {
-      const batch = Number((params as { Batch?: unknown }).Batch);
-      const now = Date.now();
-      if (!firstJobAt.has(batch)) firstJobAt.set(batch, now);
-      functionTimes.set(context.stepExecutionId, { start: now, end: Date.now() });
-      return { complete: true };
-    },
-    "Bench-FailOnce": async (_params, context) => {
-      if (!flaky.has(context.stepExecutionId)) {
-        flaky.add(context.stepExecutionId);
-        throw new Error("first attempt fails");
-      }
-      return { complete: true };
-    },
+const worker = await guarded(
+  startWorkerService({
+    bus,
+    idempotency: platform.idempotency,
+    logger: platform.logger,
+    workerId: "worker-01",
+    concurrency: workerConcurrency,
+    jobTimeoutMs: 60_000,
+    registry: createFunctionRegistry({
+      "Bench-Noop": async (params, context) => {
+        const batch = Number((params as { Batch?: unknown }).Batch);
+        const now = Date.now();
+        if (!firstJobAt.has(batch)) firstJobAt.set(batch, now);
+        functionTimes.set(context.stepExecutionId, { start: now, end: Date.now() });
+        return { complete: true };
+      },
+      "Bench-FailOnce": async (_params, context) => {
+        if (!flaky.has(context.stepExecutionId)) {
+          flaky.add(context.stepExecutionId);
+          throw new Error("first attempt fails");
+        }
+        return { complete: true };
+      },
+    }),
   }),
-});
+);
+closers.push({ what: "the worker", close: () => worker.stop() });
 // The raw-bus measurement's subscription, declared before start as Dapr requires (a sidecar
 // reads the app's subscriptions once).
 const rawBus = { received: 0, done: () => {} };
-await bus.subscribe({ ...workerJobsSubscription("bench-raw"), concurrency: workerConcurrency }, async () => {
-  rawBus.received += 1;
-  if (rawBus.received === busMessages) rawBus.done();
-});
+await guarded(
+  bus.subscribe({ ...workerJobsSubscription("bench-raw"), concurrency: workerConcurrency }, async () => {
+    rawBus.received += 1;
+    if (rawBus.received === busMessages) rawBus.done();
+  }),
+);
 // As the entry points do: deliveries open first, then the batch workflows start (Dapr ≤1.17
 // holds workflow calls until the app port answers; see startOrchestratorService).
-await platform.start();
-await orchestrator.startWorkflows();
+await guarded(platform.start());
+await guarded(orchestrator.startWorkflows());
 
+let failed = false;
 try {
   progress("measuring the raw bus");
   const bus1 = await measureRawBus();
   progress(`raw bus: ${bus1.messagesPerSecond.toFixed(0)} messages/s; running the batch and the retry batch`);
   // The retry batch runs WHILE the big batch runs: retry checks must not queue behind its backlog.
   const rss = sampleRss();
+  const cpu = sampleCpu();
   const [run, retry] = await Promise.all([measureBatch(), measureRetryLag()]);
   const memory = rss.stop();
+  const cpuUsed = cpu.stop();
   progress(`batch done: ${run.stepsPerSecond.toFixed(0)} executions/s`);
   const ratio = run.stepsPerSecond / bus1.messagesPerSecond;
+  const cpuLine = cpuUsed.map(({ role, seconds }) => `${role} ${seconds.toFixed(1)}`).join(", ");
+  const daemonRss = memory.daemons.map(({ role, peak }) => `${role} ${peak}`).join(", ");
   const lines = [
-    `runtime:                               ${runtime}${runtime === "dapr" ? " (stand-in sidecar and broker)" : ""}`,
+    `runtime:                               ${runtime}${dapr === undefined ? "" : ` (real daprd ${dapr.version}, placement, scheduler; components/local on redis-server; ${dapr.config})`}`,
     `members × steps:                       ${members} × ${stepsPerMember} = ${members * stepsPerMember}`,
     `member-step executions per second:     ${run.stepsPerSecond.toFixed(0)}  (${run.seconds.toFixed(1)} s end to end)`,
     `SQL statements per step execution:     ${run.statementsPerStep.toFixed(1)}`,
-    `raw bus throughput (publish→ack):      ${bus1.messagesPerSecond.toFixed(0)} messages/s  (${busMessages} empty messages, publishMany ×500, ${bus1.statementsPerMessage.toFixed(2)} SQL/message)`,
+    ...(sidecar === undefined
+      ? []
+      : [
+          `sidecar HTTP calls per step execution: ${run.sidecarCallsPerStep.toFixed(1)}  (${run.sidecarKinds.map(({ kind, perStep }) => `${kind} ${perStep.toFixed(2)}`).join(", ")})`,
+        ]),
+    `raw bus throughput (publish→ack):      ${bus1.messagesPerSecond.toFixed(0)} messages/s  (${busMessages} empty messages, publishMany ×500, ${bus1.statementsPerMessage.toFixed(2)} SQL/message${sidecar === undefined ? "" : `, ${bus1.sidecarCallsPerMessage.toFixed(2)} sidecar calls/message`})`,
     `executions / raw bus throughput:       ${ratio.toFixed(2)}`,
     `phase due_at → first published job:    ${run.dueLagMs.toFixed(0)} ms`,
     `retry due → dispatch (p50 / p99):      ${retry.p50.toFixed(0)} ms / ${retry.p99.toFixed(0)} ms  (${retry.samples} retries, during the batch)`,
     `dispatch commit → function start p50/p99: ${run.toWorker.p50} / ${run.toWorker.p99} ms  (outbox relay, bus, worker fetch and claim)`,
     `function end → step succeeded p50/p99:  ${run.toResult.p50} / ${run.toResult.p99} ms  (worker record + publish, bus, result transaction)`,
     `process RSS (start / peak / end):      ${memory.first} / ${memory.peak} / ${memory.last} MB  (all services in this process)`,
+    ...(memory.daemons.length === 0 ? [] : [`Dapr daemons' RSS peak:                ${daemonRss} MB`]),
+    `CPU seconds during the batches:        ${cpuLine}  (${cores} cores = ${(cores * run.seconds).toFixed(0)} s available)`,
   ];
   process.stdout.write(`\n${lines.join("\n")}\n`);
+  const problems = dapr?.problems().filter((p) => p.count > 0) ?? [];
+  for (const { role, count, sample } of problems) {
+    progress(`${role} logged ${count} warnings/errors, e.g.:\n    ${sample.join("\n    ")}`);
+  }
+  if (narration !== undefined) progress(`workflow SDK console lines (diverted): ${narration.lines()}`);
+  if (env.BENCH_RESULT_FILE !== undefined) {
+    writeFileSync(
+      env.BENCH_RESULT_FILE,
+      JSON.stringify({
+        runtime,
+        daprVersion: dapr?.version,
+        members,
+        steps: stepsPerMember,
+        executionsPerSecond: run.stepsPerSecond,
+        seconds: run.seconds,
+        sqlPerStep: run.statementsPerStep,
+        rawBusPerSecond: bus1.messagesPerSecond,
+        rawBusSqlPerMessage: bus1.statementsPerMessage,
+        rawBusSidecarCallsPerMessage: sidecar === undefined ? undefined : bus1.sidecarCallsPerMessage,
+        sidecarCallsPerStep: sidecar === undefined ? undefined : run.sidecarCallsPerStep,
+        sidecarKinds: run.sidecarKinds,
+        ratio,
+        dueLagMs: run.dueLagMs,
+        retry,
+        toWorker: run.toWorker,
+        toResult: run.toResult,
+        rss: { first: memory.first, peak: memory.peak, last: memory.last },
+        daemonRss: memory.daemons,
+        cpu: cpuUsed,
+        daemonProblems: problems.map(({ role, count }) => ({ role, count })),
+      }),
+    );
+  }
+} catch (error) {
+  failed = true;
+  // Interrupted, the measurement fails because its services were stopped under it: nothing to add.
+  if (!interrupted) {
+    const reason = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    process.stderr.write(`[bench] FAILED: ${reason}\n`);
+    for (const { role, count, sample } of dapr?.problems().filter((p) => p.count > 0) ?? []) {
+      progress(`${role} logged ${count} warnings/errors, e.g.:\n    ${sample.join("\n    ")}`);
+    }
+  }
 } finally {
-  await worker.stop();
-  await orchestrator.stop();
-  await platform.stop();
-  await dapr?.close();
-  await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-  await admin.end();
+  await cleanUp();
 }
+process.exit(failed ? 1 : 0);
 
-/** The Dapr sidecar, broker and workflow task hub stand-ins, and the variables that point at them. */
-async function startDaprStandIns() {
-  const broker = createStandInBroker({ redeliveryDelayMs: 200, maxDeliveryAttempts: 50 });
-  const taskHub = await startTaskHubSidecarStandIn();
-  const appPort = await reserveFreePort();
-  const sidecar = await startStandInSidecar({
-    broker,
-    appId: "matoolkit",
-    appUrl: `http://127.0.0.1:${appPort}`,
-    log: () => undefined,
-  });
-  return {
-    env: {
-      MATOOLKIT_RUNTIME: "dapr",
-      DAPR_HTTP_ENDPOINT: sidecar.url,
-      MATOOLKIT_DAPR_APP_PORT: String(appPort),
-      DAPR_GRPC_PORT: String(taskHub.port),
-    },
-    async close() {
-      await sidecar.stop();
-      await taskHub.close();
-      broker.close();
-    },
-  };
-}
-
-/** Resident memory sampled every 500 ms: flat means no growth with the work done. */
-function sampleRss(): { stop(): { first: number; peak: number; last: number } } {
+/**
+ * Resident memory sampled every 500 ms: flat means no growth with the work done. On Dapr, each
+ * daemon's too (they are processes of their own).
+ */
+function sampleRss(): {
+  stop(): { first: number; peak: number; last: number; daemons: Array<{ role: string; peak: number }> };
+} {
   const samples: number[] = [];
-  const take = () => samples.push(Math.round(process.memoryUsage().rss / 1_048_576));
+  const daemonPeaks = new Map<string, number>();
+  const take = () => {
+    samples.push(Math.round(process.memoryUsage().rss / 1_048_576));
+    for (const { role, pid } of dapr?.daemons ?? []) {
+      const now = rssMb(pid);
+      if (Number.isFinite(now)) daemonPeaks.set(role, Math.max(daemonPeaks.get(role) ?? 0, now));
+    }
+  };
   take();
   const timer = setInterval(take, 500);
   return {
     stop() {
       clearInterval(timer);
       take();
-      return { first: samples[0]!, peak: Math.max(...samples), last: samples[samples.length - 1]! };
+      return {
+        first: samples[0]!,
+        peak: Math.max(...samples),
+        last: samples[samples.length - 1]!,
+        daemons: [...daemonPeaks].map(([role, peak]) => ({ role, peak })),
+      };
+    },
+  };
+}
+
+/** CPU seconds used from now to stop(), by this process and by each Dapr daemon. */
+function sampleCpu(): { stop(): Array<{ role: string; seconds: number }> } {
+  const own = process.cpuUsage();
+  const daemons = (dapr?.daemons ?? []).map(({ role, pid }) => ({ role, pid, before: cpuSeconds(pid) }));
+  return {
+    stop() {
+      const used = process.cpuUsage(own);
+      return [
+        { role: "bench process", seconds: (used.user + used.system) / 1e6 },
+        ...daemons.map(({ role, pid, before }) => ({ role, seconds: cpuSeconds(pid) - before })),
+      ];
     },
   };
 }
@@ -183,9 +337,14 @@ function sampleRss(): { stop(): { first: number; peak: number; last: number } } 
  * outbox relay publishes (publishMany, 500 per call), consumed and acknowledged with the worker's
  * concurrency (completions group-committed as for every subscription).
  */
-async function measureRawBus(): Promise<{ messagesPerSecond: number; statementsPerMessage: number }> {
+async function measureRawBus(): Promise<{
+  messagesPerSecond: number;
+  statementsPerMessage: number;
+  sidecarCallsPerMessage: number;
+}> {
   const finished = new Promise<void>((resolve) => (rawBus.done = resolve));
   sql.reset();
+  sidecar?.reset();
   const started = performance.now();
   for (let offset = 0; offset < busMessages; offset += 500) {
     await bus.publishMany(
@@ -198,10 +357,11 @@ async function measureRawBus(): Promise<{ messagesPerSecond: number; statementsP
       })),
     );
   }
-  await finished;
+  await withTimeout(finished, () => `raw bus: ${rawBus.received} of ${busMessages} messages delivered`);
   return {
     messagesPerSecond: busMessages / ((performance.now() - started) / 1000),
     statementsPerMessage: sql.count() / busMessages,
+    sidecarCallsPerMessage: (sidecar?.count() ?? Number.NaN) / busMessages,
   };
 }
 
@@ -270,6 +430,7 @@ ${stepLines}
 
 async function waitForBatchEnd(batchId: number): Promise<void> {
   let lastReport = Date.now();
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
     const row = await db
       .selectFrom("batches")
@@ -277,19 +438,38 @@ async function waitForBatchEnd(batchId: number): Promise<void> {
       .where("id", "=", batchId)
       .executeTakeFirstOrThrow();
     if (row.status === "completed" || row.status === "failed") return;
+    if (Date.now() > deadline) {
+      const steps = await stepCounts(batchId);
+      throw new Error(`batch ${batchId} still ${row.status} after ${timeoutMs / 1000} s: ${steps}`);
+    }
     if (Date.now() - lastReport > 5_000) {
       lastReport = Date.now();
-      const steps = await db
-        .selectFrom("stepExecutions")
-        .select(["status", (eb) => eb.fn.countAll<number>().as("n")])
-        .where("batchId", "=", batchId)
-        .groupBy("status")
-        .execute();
-      progress(
-        `batch ${batchId} ${row.status}: ${steps.map((s) => `${s.status}=${s.n}`).join(" ") || "no steps yet"}`,
-      );
+      progress(`batch ${batchId} ${row.status}: ${await stepCounts(batchId)}`);
     }
     await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function stepCounts(batchId: number): Promise<string> {
+  const steps = await db
+    .selectFrom("stepExecutions")
+    .select(["status", (eb) => eb.fn.countAll<number>().as("n")])
+    .where("batchId", "=", batchId)
+    .groupBy("status")
+    .execute();
+  return steps.map((s) => `${s.status}=${s.n}`).join(" ") || "no steps yet";
+}
+
+/** `promise`, or an error saying what was still missing after BENCH_TIMEOUT_SECONDS. */
+async function withTimeout<T>(promise: Promise<T>, missing: () => string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${missing()} after ${timeoutMs / 1000} s`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([promise, expired]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -306,6 +486,7 @@ async function measureBatch() {
     dueAt,
   );
   sql.reset();
+  sidecar?.reset();
   const started = performance.now();
   await waitForBatchEnd(batchId);
   // The clock starts when the phase falls due, not at seeding.
@@ -314,6 +495,11 @@ async function measureBatch() {
     Math.max(0, (dueAt.getTime() - (Date.now() - (performance.now() - started))) / 1000);
   const executions = members * stepsPerMember;
   const statements = sql.count();
+  const sidecarCalls = sidecar?.count() ?? Number.NaN;
+  const sidecarKinds = (sidecar?.byKind() ?? []).map(({ kind, calls }) => ({
+    kind,
+    perStep: calls / executions,
+  }));
   const firstJob = firstJobAt.get(batchId) ?? Number.NaN;
   const timings = await db
     .selectFrom("stepExecutions")
@@ -335,6 +521,8 @@ async function measureBatch() {
     seconds,
     stepsPerSecond: executions / seconds,
     statementsPerStep: statements / executions,
+    sidecarCallsPerStep: sidecarCalls / executions,
+    sidecarKinds,
     dueLagMs: firstJob - dueAt.getTime(),
   };
 }

@@ -444,7 +444,11 @@ function checkResiliency(documents: readonly DaprDocument[], report: Report): vo
   }
 }
 
-/** dapr/config.compose.yaml must be dapr/config.yaml with only the exporter host changed. */
+/**
+ * dapr/config.compose.yaml must be dapr/config.yaml with only the exporter host changed, and
+ * without the self-hosted name resolution (a SQLite file the apps of `dapr run` share; Compose's
+ * containers keep Dapr's default, mDNS, on their own network).
+ */
 function checkComposeConfiguration(documents: readonly DaprDocument[], report: Report): void {
   const configuration = (file: string) =>
     parsedDocuments(documents, configurationSchema, (path) => path === file)[0];
@@ -455,10 +459,10 @@ function checkComposeConfiguration(documents: readonly DaprDocument[], report: R
   if (!local || !compose) return;
   const withoutEndpoints = (value: unknown): unknown =>
     JSON.parse(JSON.stringify(value), (key, field: unknown) =>
-      key === "endpointAddress" ? "<endpoint>" : field,
+      key === "endpointAddress" ? "<endpoint>" : key === "nameResolution" ? undefined : field,
     );
   if (!isDeepStrictEqual(withoutEndpoints(local.data), withoutEndpoints(compose.data))) {
-    report(compose.document, ["spec"], `must equal ${daprConfigFile} except for exporter endpoints`);
+    report(compose.document, ["spec"], `must equal ${daprConfigFile} except for exporter endpoints and name resolution`);
   }
 }
 

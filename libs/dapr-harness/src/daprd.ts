@@ -61,6 +61,9 @@ export async function startDaprd(options: DaprdOptions): Promise<Daprd> {
     String(grpcPort),
     "--dapr-internal-grpc-port",
     String(internalGrpcPort),
+    // Loopback only: by default daprd serves its internal API on every interface.
+    "--dapr-internal-grpc-listen-address",
+    "127.0.0.1",
     "--metrics-port",
     String(metricsPort),
     "--enable-metrics=false",

@@ -6,7 +6,7 @@ export { startManagedProcess, waitUntilReady, httpAnswers, type ManagedProcess }
 export { startDaprControlPlane, type DaprControlPlane } from "./control-plane.ts";
 export { startDaprd, type Daprd, type DaprdOptions } from "./daprd.ts";
 export { startRedisServer, type HarnessRedis } from "./redis-server.ts";
-export { renderDaprResources, type MetadataOverrides } from "./render-resources.ts";
+export { renderDaprResources, renderDaprConfiguration, type MetadataOverrides } from "./render-resources.ts";
 export { redisStreamsView, rabbitMqView, type BrokerView, type BrokerCopy } from "./broker-view.ts";
 export { createRabbitMqVhost, type RabbitMqVhost } from "./rabbitmq-vhost.ts";
 export { requireRuntimeBinaries } from "./require-binaries.ts";

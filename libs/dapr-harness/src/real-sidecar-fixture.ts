@@ -5,7 +5,7 @@ import { startDaprControlPlane, type DaprControlPlane } from "./control-plane.ts
 import { startDaprd, type Daprd } from "./daprd.ts";
 import { freePort } from "./free-port.ts";
 import { startRedisServer, type HarnessRedis } from "./redis-server.ts";
-import { renderDaprResources } from "./render-resources.ts";
+import { renderDaprConfiguration, renderDaprResources } from "./render-resources.ts";
 import { requireRuntimeBinaries } from "./require-binaries.ts";
 
 /** The repository root (this file is libs/dapr-harness/src/…): where components/ and dapr/ live. */
@@ -57,11 +57,12 @@ export async function openRealSidecar(options: {
       targetDir: join(dir, "resources"),
       overrides: { "matoolkit-pubsub": { redisHost: address }, "matoolkit-state": { redisHost: address } },
     });
-    let configFile = join(repoRoot, "dapr", "config.yaml");
+    let source = join(repoRoot, "dapr", "config.yaml");
     if (options.configYaml !== undefined) {
-      configFile = join(dir, "config.yaml");
-      writeFileSync(configFile, options.configYaml);
+      source = join(dir, "config.source.yaml");
+      writeFileSync(source, options.configYaml);
     }
+    const configFile = renderDaprConfiguration({ source, targetDir: join(dir, "config") });
     const appPort = await freePort();
     const daprd = await startDaprd({
       binaries,

@@ -56,3 +56,25 @@ export function renderDaprResources(options: {
     }
   }
 }
+
+/**
+ * Copies a Dapr Configuration (dapr/config.yaml as shipped) with one change: name resolution is a
+ * SQLite file of this sidecar's own (components-contrib nameresolution/sqlite), never mDNS, which
+ * would announce every test's sidecar on the network. Returns the path written.
+ */
+export function renderDaprConfiguration(options: {
+  readonly source: string;
+  readonly targetDir: string;
+}): string {
+  mkdirSync(options.targetDir, { recursive: true });
+  const configuration = parseAllDocuments(readFileSync(options.source, "utf8"))[0]?.toJS() as {
+    spec?: Record<string, unknown>;
+  };
+  (configuration.spec ??= {}).nameResolution = {
+    component: "sqlite",
+    configuration: { connectionString: join(options.targetDir, "nameresolution.db") },
+  };
+  const target = join(options.targetDir, "config.yaml");
+  writeFileSync(target, stringify(configuration));
+  return target;
+}

@@ -13,8 +13,12 @@ import { chooseRoute, type Subscription } from "./subscriptions.ts";
  * - `POST <app><path>` with the CloudEvent as `application/cloudevents+json`;
  * - 2xx with an empty or unparsable body, no `status`, or `SUCCESS` acknowledges; `RETRY` and any
  *   unknown status are retried; `DROP` acknowledges and forwards to the dead-letter topic;
- * - 404 is non-retriable: daprd drops the message like a DROP answer and forwards it to the
- *   dead-letter topic (postman/http: 404 → ErrMessageDropped, which subscription.go dead-letters);
+ * - 404 is non-retriable, and what happens then depends on the version: daprd 1.16 acknowledges
+ *   and DROPS the message without dead-lettering it (dapr/dapr v1.16.5
+ *   pkg/runtime/subscription/postman/http/http.go, the StatusNotFound branch returns nil), while
+ *   1.17+ returns ErrMessageDropped, which subscription.go forwards to the dead-letter topic. The
+ *   stand-in does what 1.16 does: the message is gone, recorded as a `drop` with status 404 and no
+ *   `deadLetteredTo`, and listed in `broker.undelivered()` (reason `dropped-on-404`);
  *   any other status or a connection error is retried;
  * - once retries are exhausted the message goes to the dead-letter topic, if any.
  * Note: daprd without a resiliency retry policy dead-letters on the *first* failure; the stand-in's
@@ -56,6 +60,8 @@ type AppVerdict =
       readonly retriable: false;
       readonly httpStatus: number;
       readonly detail?: string;
+      /** A dropped message goes to the dead-letter topic (DROP), or is lost (404 on daprd 1.16). */
+      readonly deadLetter?: boolean;
     }
   | {
       readonly outcome: "retry" | "error";
@@ -182,7 +188,7 @@ async function deliver(
 
   const verdict = interpretAppResponse(response);
   if (!verdict.retriable) {
-    const forwarded = verdict.outcome === "drop" ? deadLetter() : undefined;
+    const forwarded = verdict.outcome === "drop" && verdict.deadLetter !== false ? deadLetter() : undefined;
     record({
       path: route.path,
       outcome: verdict.outcome,
@@ -190,7 +196,7 @@ async function deliver(
       detail: verdict.detail,
       deadLetteredTo: forwarded,
     });
-    return "ack";
+    return verdict.deadLetter === false ? "dropped" : "ack";
   }
   return failed(attempt, subscription, record, deadLetter, verdict, route.path);
 }
@@ -239,12 +245,16 @@ export function interpretAppResponse(response: AppResponse): AppVerdict {
         };
     }
   }
+  // daprd 1.16: acknowledged and dropped, never dead-lettered (dapr/dapr v1.16.5
+  // pkg/runtime/subscription/postman/http/http.go, `if statusCode == nethttp.StatusNotFound`
+  // logs "non-retriable error" and returns nil). Only 1.17+ dead-letters it.
   if (status === 404)
     return {
       outcome: "drop",
       retriable: false,
       httpStatus: status,
-      detail: "app answered 404 (non-retriable: dropped and dead-lettered)",
+      detail: "app answered 404 (daprd 1.16: non-retriable, acknowledged and dropped without dead-lettering)",
+      deadLetter: false,
     };
   return { outcome: "error", retriable: true, httpStatus: status };
 }

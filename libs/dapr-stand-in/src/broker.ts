@@ -61,7 +61,11 @@ export interface StandInBroker {
     predicate?: (event: CloudEvent, message: BrokerMessage) => boolean,
     timeoutMs?: number,
   ): Promise<CloudEvent>;
-  /** Messages given up on after the last attempt because their subscription had no dead-letter topic. */
+  /**
+   * Messages lost without reaching a dead-letter topic: given up on after the last attempt because
+   * their subscription had none (`reason: "attempts-exhausted"`), or acknowledged and dropped
+   * because the app answered 404, as daprd 1.16 does (`reason: "dropped-on-404"`).
+   */
   undelivered(): UndeliveredMessage[];
   /** Delivery attempts of every sidecar on this broker. */
   deliveries(): DeliveryRecord[];

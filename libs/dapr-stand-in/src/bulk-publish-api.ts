@@ -5,7 +5,7 @@ import { headerValue, metadataFromQuery, readBody, sendDaprError, sendEmpty, sen
 import {
   checkPublishTarget,
   handToBroker,
-  invalidScheduledTimeMessage,
+  invalidScheduledTimeError,
   sendCloudEventCreationError,
   visibleAtFor,
 } from "./publish-api.ts";
@@ -23,11 +23,32 @@ import type { SidecarContext } from "./sidecar-context.ts";
  * - each entry becomes a CloudEvent like a single publish, with the entry's metadata merged over
  *   the request's as overrides (`cloudevent.id`, `cloudevent.type`, …). As in daprd, an entry
  *   without metadata gets none: the request's metadata is then not applied to it;
- * - the bulk is NOT atomic: every entry is published on its own; 204 when all went out, else 500
- *   with `{failedEntries: [{entryId, error}], errorCode: "ERR_PUBSUB_PUBLISH_MESSAGE"}` while the
- *   other entries are published. A failure comes from `broker.failNextPublish`, or an entry whose
- *   `ScheduledEnqueueTimeUtc` does not parse (the Service Bus component refuses that message).
+ * - when the sidecar emulates Azure Service Bus (`honourScheduledEnqueueTime`), the component
+ *   sends the whole request as ONE message batch (components-contrib
+ *   common/component/azure/servicebus/publisher.go PublishPubSubBulk): the batch holds at most
+ *   `maxBulkPubBytes` (request metadata, default `defaultMaxBulkPubBytes` = 128 KiB), and an entry
+ *   that does not fit, or whose `ScheduledEnqueueTimeUtc` does not parse (message.go
+ *   addMetadataToMessage), fails the request whole: 500 with every entry in `failedEntries`
+ *   under that one error (`pubsub.NewBulkPublishResponse(req.Entries, err)`), nothing published;
+ * - otherwise the bulk is NOT atomic (daprd's default bulk publisher publishes each entry on its
+ *   own): 204 when all went out, else 500 with `{failedEntries: [{entryId, error}], errorCode:
+ *   "ERR_PUBSUB_PUBLISH_MESSAGE"}` while the other entries are published. Such a per-entry failure
+ *   is the fault `broker.failNextPublish` injects (under Service Bus too, once the batch fits).
  */
+
+/** azservicebus ErrMessageTooLarge, which the component returns for the entry that does not fit. */
+const MESSAGE_TOO_LARGE = "the message could not be added because it is too large for the batch";
+/** components-contrib common/component/azure/servicebus/publisher.go defaultMaxBulkPubBytes. */
+const SERVICE_BUS_DEFAULT_MAX_BULK_PUB_BYTES = 128 * 1024;
+/** components-contrib metadata/utils.go MaxBulkPubBytesKey. */
+const MAX_BULK_PUB_BYTES_KEY = "maxBulkPubBytes";
+/**
+ * What AMQP encoding adds to a message beyond its body and application properties: the header,
+ * the properties section (message id, content type `application/cloudevents+json`) and section
+ * descriptors. An estimate: the batch below counts the way azservicebus does, this part is not
+ * byte-exact.
+ */
+const AMQP_MESSAGE_OVERHEAD_BYTES = 96;
 
 const entrySchema = z.looseObject({
   entryId: z.string().optional(),
@@ -95,15 +116,29 @@ export async function handleBulkPublish(
     }
   }
 
+  const batched: Array<(typeof prepared)[number] & { visibleAt: Date }> = [];
+  if (context.honourScheduledEnqueueTime) {
+    const batchError = serviceBusBatchError(context, prepared, requestMetadata, now, batched);
+    if (batchError !== undefined) {
+      context.log(
+        "debug",
+        `bulk publish of ${prepared.length} CloudEvents to ${pubsubName}/${topic} failed whole: ${batchError}`,
+      );
+      sendJson(response, 500, {
+        failedEntries: prepared.map(({ entryId }) => ({ entryId, error: batchError })),
+        errorCode: "ERR_PUBSUB_PUBLISH_MESSAGE",
+      });
+      return;
+    }
+  } else {
+    for (const entry of prepared) batched.push({ ...entry, visibleAt: now });
+  }
+
   const failedEntries: Array<{ entryId: string; error: string }> = [];
-  for (const { entryId, cloudEvent, metadata } of prepared) {
-    const visibleAt = visibleAtFor(context, metadata, now);
-    const refusal =
-      visibleAt === undefined
-        ? invalidScheduledTimeMessage(pubsubName, topic)
-        : context.broker.internals.takePublishFailure(cloudEvent.id);
-    if (visibleAt === undefined || refusal !== undefined) {
-      failedEntries.push({ entryId, error: refusal ?? "refused" });
+  for (const { entryId, cloudEvent, metadata, visibleAt } of batched) {
+    const refusal = context.broker.internals.takePublishFailure(cloudEvent.id);
+    if (refusal !== undefined) {
+      failedEntries.push({ entryId, error: refusal });
       continue;
     }
     handToBroker(context, { pubsubName, topic, cloudEvent, metadata, now, visibleAt });
@@ -117,6 +152,62 @@ export async function handleBulkPublish(
     return;
   }
   sendJson(response, 500, { failedEntries, errorCode: "ERR_PUBSUB_PUBLISH_MESSAGE" });
+}
+
+/**
+ * The Service Bus component building its one message batch (components-contrib
+ * common/component/azure/servicebus/message_pubsub.go UpdateASBBatchMessageWithBulkPublishRequest):
+ * entry by entry, the message is built (an unparsable `ScheduledEnqueueTimeUtc` is an error) and
+ * added to a batch of at most `maxBulkPubBytes`; the first error fails the request. The size is
+ * counted as azservicebus MessageBatch.addAMQPMessage counts it: the first message's properties
+ * form the batch envelope, then each encoded message plus 5 bytes of framing (8 from 256 bytes).
+ * The body is the CloudEvent as daprd serialises it; the metadata become application properties.
+ * Fills `batched` with each entry's visibility time; returns the error, or undefined if it fits.
+ */
+function serviceBusBatchError(
+  context: SidecarContext,
+  prepared: ReadonlyArray<{ entryId: string; cloudEvent: CloudEvent; metadata: Record<string, string> }>,
+  requestMetadata: Readonly<Record<string, string>>,
+  now: Date,
+  batched: Array<{
+    entryId: string;
+    cloudEvent: CloudEvent;
+    metadata: Record<string, string>;
+    visibleAt: Date;
+  }>,
+): string | undefined {
+  const maxBytes = maxBulkPubBytes(requestMetadata);
+  let size = 0;
+  for (const entry of prepared) {
+    const visibleAt = visibleAtFor(context, entry.metadata, now);
+    if (visibleAt === undefined) return invalidScheduledTimeError();
+    const properties = applicationPropertyBytes(entry.metadata);
+    const encoded =
+      AMQP_MESSAGE_OVERHEAD_BYTES + Buffer.byteLength(JSON.stringify(entry.cloudEvent), "utf8") + properties;
+    const envelope = batched.length === 0 ? AMQP_MESSAGE_OVERHEAD_BYTES + properties : 0;
+    const added = envelope + encoded + (encoded < 256 ? 5 : 8);
+    if (size + added > maxBytes) return MESSAGE_TOO_LARGE;
+    size += added;
+    batched.push({ ...entry, visibleAt });
+  }
+  return undefined;
+}
+
+/** `maxBulkPubBytes` from the request metadata as GetElemOrDefaultFromMap reads it (ParseUint). */
+function maxBulkPubBytes(requestMetadata: Readonly<Record<string, string>>): number {
+  const raw = requestMetadata[MAX_BULK_PUB_BYTES_KEY];
+  return raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : SERVICE_BUS_DEFAULT_MAX_BULK_PUB_BYTES;
+}
+
+/** Metadata with a value becomes an application property (message.go addMetadataToMessage). */
+function applicationPropertyBytes(metadata: Readonly<Record<string, string>>): number {
+  let bytes = 0;
+  for (const [key, value] of Object.entries(metadata)) {
+    if (value === "") continue;
+    // AMQP str8/str32 constructors and the map entry framing around key and value.
+    bytes += Buffer.byteLength(key, "utf8") + Buffer.byteLength(value, "utf8") + 4;
+  }
+  return bytes;
 }
 
 function parseEntries(raw: Buffer): Entry[] | undefined {

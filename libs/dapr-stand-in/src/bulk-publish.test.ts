@@ -20,12 +20,18 @@ function newBroker(): StandInBroker {
   return broker;
 }
 
-async function newSidecar(broker: StandInBroker, appId: string, app?: TestApp): Promise<StandInSidecar> {
+async function newSidecar(
+  broker: StandInBroker,
+  appId: string,
+  app?: TestApp,
+  extra: Partial<Parameters<typeof startStandInSidecar>[0]> = {},
+): Promise<StandInSidecar> {
   const sidecar = await startStandInSidecar({
     broker,
     appId,
     ...(app ? { appUrl: app.url } : {}),
     log: () => undefined,
+    ...extra,
   });
   cleanups.push(() => sidecar.stop());
   await sidecar.ready();
@@ -155,18 +161,19 @@ describe("bulk publish (POST /v1.0-alpha1/publish/bulk/<pubsub>/<topic>)", () =>
     expect(await response.json()).toMatchObject({ errorCode: "ERR_PUBSUB_NOT_FOUND" });
   });
 
-  it("holds an entry until its ScheduledEnqueueTimeUtc, and fails only an entry whose time does not parse", async () => {
+  it("holds an entry until its ScheduledEnqueueTimeUtc; under Service Bus one entry whose time does not parse fails the whole request", async () => {
     const broker = newBroker();
     const publisher = await newSidecar(broker, "publisher");
     const later = new Date(Math.ceil(Date.now() / 1000) * 1000 + 60_000);
+    const laterEntry = {
+      entryId: "later",
+      event: {},
+      contentType: "application/json",
+      metadata: { "cloudevent.id": "later", ScheduledEnqueueTimeUtc: later.toUTCString() },
+    };
 
     const response = await bulkPublish(publisher, "delayed", [
-      {
-        entryId: "later",
-        event: {},
-        contentType: "application/json",
-        metadata: { "cloudevent.id": "later", ScheduledEnqueueTimeUtc: later.toUTCString() },
-      },
+      laterEntry,
       {
         entryId: "bad",
         event: {},
@@ -175,10 +182,89 @@ describe("bulk publish (POST /v1.0-alpha1/publish/bulk/<pubsub>/<topic>)", () =>
       },
     ]);
     expect(response.status).toBe(500);
-    const body = (await response.json()) as { failedEntries: Array<{ entryId: string }> };
-    expect(body.failedEntries.map((entry) => entry.entryId)).toEqual(["bad"]);
+    expect(await response.json()).toEqual({
+      failedEntries: ["later", "bad"].map((entryId) => ({
+        entryId,
+        error: "invalid time format for ScheduledEnqueueTimeUtc; expected HTTP time format or RFC3339",
+      })),
+      errorCode: "ERR_PUBSUB_PUBLISH_MESSAGE",
+    });
+    expect(broker.messages("delayed")).toEqual([]);
+
+    expect((await bulkPublish(publisher, "delayed", [laterEntry])).status).toBe(204);
     const [held] = broker.messages("delayed");
     expect(held?.cloudEvent.id).toBe("later");
     expect(held?.visibleAt.toISOString()).toBe(later.toISOString());
+  });
+
+  describe("Service Bus's 128 KiB batch (honourScheduledEnqueueTime)", () => {
+    /** `count` JSON entries of about `kib` KiB each. */
+    const entries = (count: number, kib: number, prefix = "e") =>
+      Array.from({ length: count }, (_, index) => ({
+        entryId: `${prefix}-${index}`,
+        event: { index, padding: "x".repeat(kib * 1024) },
+        contentType: "application/json",
+        metadata: { "cloudevent.id": `${prefix}-${index}` },
+      }));
+
+    it("fails a bulk publish whose entries together exceed 128 KiB whole: 500, every entry failed, nothing published", async () => {
+      const broker = newBroker();
+      const publisher = await newSidecar(broker, "publisher");
+      const metadata = (await (await fetch(`${publisher.url}/v1.0/metadata`)).json()) as {
+        components: Array<{ name: string; type: string }>;
+      };
+      expect(metadata.components).toContainEqual(
+        expect.objectContaining({ name: PUBSUB, type: "pubsub.azure.servicebus.topics" }),
+      );
+
+      // 5 × 30 KiB = 150 KiB: each entry alone is fine, together they do not fit.
+      const tooMuch = entries(5, 30);
+      const response = await bulkPublish(publisher, "big", tooMuch);
+      expect(response.status).toBe(500);
+      expect(await response.json()).toEqual({
+        failedEntries: tooMuch.map(({ entryId }) => ({
+          entryId,
+          error: "the message could not be added because it is too large for the batch",
+        })),
+        errorCode: "ERR_PUBSUB_PUBLISH_MESSAGE",
+      });
+      expect(broker.messages("big")).toEqual([]);
+
+      // The same entries in requests that fit go through.
+      expect((await bulkPublish(publisher, "big", tooMuch.slice(0, 3))).status).toBe(204);
+      expect((await bulkPublish(publisher, "big", tooMuch.slice(3))).status).toBe(204);
+      expect(broker.messages("big")).toHaveLength(5);
+    });
+
+    it("counts the CloudEvents daprd builds, not just the events: many small entries near the limit fail too", async () => {
+      const broker = newBroker();
+      const publisher = await newSidecar(broker, "publisher");
+      // 120 × 1 KiB of event data is under 128 KiB, but each CloudEvent envelope and its
+      // application properties add several hundred bytes more.
+      const response = await bulkPublish(publisher, "many", entries(120, 1));
+      expect(response.status).toBe(500);
+      expect(((await response.json()) as { failedEntries: unknown[] }).failedEntries).toHaveLength(120);
+      expect((await bulkPublish(publisher, "many", entries(60, 1))).status).toBe(204);
+    });
+
+    it("takes the limit from the request's maxBulkPubBytes metadata", async () => {
+      const broker = newBroker();
+      const publisher = await newSidecar(broker, "publisher");
+      expect(
+        (await bulkPublish(publisher, "big", entries(5, 30), { maxBulkPubBytes: String(256 * 1024) })).status,
+      ).toBe(204);
+      expect(
+        (await bulkPublish(publisher, "big", entries(2, 1, "f"), { maxBulkPubBytes: "1024" })).status,
+      ).toBe(500);
+    });
+
+    it("does not apply without Service Bus: other components publish entry by entry", async () => {
+      const broker = newBroker();
+      const publisher = await newSidecar(broker, "publisher", undefined, {
+        honourScheduledEnqueueTime: false,
+      });
+      expect((await bulkPublish(publisher, "big", entries(5, 30))).status).toBe(204);
+      expect(broker.messages("big")).toHaveLength(5);
+    });
   });
 });

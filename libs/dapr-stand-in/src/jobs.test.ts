@@ -149,9 +149,10 @@ describe("jobs API", () => {
 
     await scheduleJob(scheduler.jobUrl("flaky"), {
       dueTime: "0s",
+      data: { n: 1 },
       failure_policy: { constant: { max_retries: 5, interval: "0.02s" } },
     });
-    await scheduleJob(scheduler.jobUrl("gone"), { dueTime: "0s" });
+    await scheduleJob(scheduler.jobUrl("gone"), { dueTime: "0s", data: { n: 2 } });
 
     await app.waitForRequests("/job/flaky", 3);
     await app.waitForRequests("/job/gone", 1);
@@ -174,7 +175,7 @@ describe("jobs API", () => {
     const app = await newApp(() => ({ status: 500 }));
     const scheduler = await newSidecar(broker, "matoolkit-scheduler", app);
 
-    await scheduleJob(scheduler.jobUrl("always-failing"), { dueTime: "0s" });
+    await scheduleJob(scheduler.jobUrl("always-failing"), { dueTime: "0s", data: "x" });
 
     // The job disappears once its policy gives up on the trigger.
     await vi.waitFor(() => expect(scheduler.jobs()).toEqual([]), { timeout: 10_000, interval: 25 });
@@ -200,7 +201,7 @@ describe("jobs API", () => {
     await newSidecar(broker, "matoolkit-orchestrator", appB);
     const otherSidecar = await newSidecar(broker, "matoolkit-worker", other);
 
-    await scheduleJob(sidecarA.jobUrl("tick"), { schedule: "@every 50ms", repeats: 6 });
+    await scheduleJob(sidecarA.jobUrl("tick"), { schedule: "@every 50ms", repeats: 6, data: "tick" });
     const deadline = Date.now() + 3000;
     const count = () =>
       [appA, appB].flatMap((app) => app.requests).filter((request) => request.path === "/job/tick").length;
@@ -212,5 +213,54 @@ describe("jobs API", () => {
     expect(appB.requests.some((request) => request.path === "/job/tick")).toBe(true);
     expect(other.requests.some((request) => request.path === "/job/tick")).toBe(false);
     expect((await fetch(otherSidecar.jobUrl("tick"))).status).toBe(500);
+  });
+  it('takes a failure policy interval only as a protobuf Duration: 400 ERR_MALFORMED_REQUEST for "5000ms", "0.2s" accepted', async () => {
+    const broker = newBroker();
+    const app = await newApp();
+    const scheduler = await newSidecar(broker, "matoolkit-scheduler", app);
+
+    const goDuration = await scheduleJob(scheduler.jobUrl("go-duration"), {
+      dueTime: "1h",
+      data: "x",
+      failurePolicy: { constant: { maxRetries: 3, interval: "5000ms" } },
+    });
+    expect(goDuration.status).toBe(400);
+    expect(await goDuration.json()).toMatchObject({ errorCode: "ERR_MALFORMED_REQUEST" });
+    expect(scheduler.jobs()).toEqual([]);
+
+    const duration = await scheduleJob(scheduler.jobUrl("duration"), {
+      dueTime: "1h",
+      data: "x",
+      failurePolicy: { constant: { maxRetries: 3, interval: "0.2s" } },
+    });
+    expect(duration.status).toBe(204);
+    expect(await (await fetch(scheduler.jobUrl("duration"))).json()).toMatchObject({
+      failurePolicy: { constant: { interval: "0.2s", maxRetries: 3 } },
+    });
+  });
+
+  it("never calls the app for a job scheduled without data: every trigger fails per the failure policy, as on daprd 1.16.0–1.18.2", async () => {
+    const broker = newBroker();
+    const app = await newApp();
+    const scheduler = await newSidecar(broker, "matoolkit-scheduler", app);
+
+    await scheduleJob(scheduler.jobUrl("no-data"), {
+      dueTime: "0s",
+      failurePolicy: { constant: { maxRetries: 2, interval: "0.02s" } },
+    });
+    // `data: null` is a google.protobuf.Value (null_value): that one is delivered.
+    await scheduleJob(scheduler.jobUrl("null-data"), { dueTime: "0s", data: null });
+
+    await vi.waitFor(() => expect(scheduler.jobs()).toEqual([]), { timeout: 5000, interval: 20 });
+    const attempts = scheduler.jobTriggers().filter((record) => record.name === "no-data");
+    expect(attempts.map((record) => [record.attempt, record.outcome, record.httpStatus])).toEqual([
+      [1, "failure", undefined],
+      [2, "failure", undefined],
+      [3, "failure", undefined],
+    ]);
+    expect(attempts[0]?.error).toContain("job has no data");
+    expect(app.requests.filter((request) => request.path === "/job/no-data")).toEqual([]);
+    const [delivered] = await app.waitForRequests("/job/null-data", 1);
+    expect(delivered?.body).toBe("null");
   });
 });

@@ -22,7 +22,10 @@ export interface JobDefinition {
   readonly dueTime: string | undefined;
   readonly repeats: number | undefined;
   readonly ttl: string | undefined;
-  /** JSON value given as `data`; undefined when the request had none. */
+  /**
+   * JSON value given as `data`; undefined when the request had none, and then every trigger fails
+   * without reaching the app, as on daprd 1.16.0–1.18.2 (see `triggerJob` in sidecar.ts).
+   */
   readonly data: unknown;
   readonly failurePolicy: JobFailurePolicy | undefined;
 }

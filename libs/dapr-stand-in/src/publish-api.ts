@@ -167,8 +167,13 @@ export function visibleAtFor(
   return at.getTime() > now.getTime() ? at : now;
 }
 
+/** The Service Bus component's error (components-contrib common/component/azure/servicebus/message.go). */
+export function invalidScheduledTimeError(): string {
+  return `invalid time format for ${SCHEDULED_ENQUEUE_TIME_KEY}; expected HTTP time format or RFC3339`;
+}
+
 export function invalidScheduledTimeMessage(pubsubName: string, topic: string): string {
-  return `error when publishing to topic ${topic} in pubsub ${pubsubName}: invalid time format for ${SCHEDULED_ENQUEUE_TIME_KEY}; expected HTTP time format or RFC3339`;
+  return `error when publishing to topic ${topic} in pubsub ${pubsubName}: ${invalidScheduledTimeError()}`;
 }
 
 function sendInvalidScheduledTime(response: ServerResponse, pubsubName: string, topic: string): void {

@@ -317,7 +317,7 @@ describe("app responses", () => {
     });
   });
 
-  it("dead-letters a message the app answers with 404 without retrying it, as daprd does", async () => {
+  it("drops a message the app answers with 404 without retrying or dead-lettering it, as daprd 1.16 does", async () => {
     const broker = newBroker();
     const app = await newApp(
       [{ pubsubname: PUBSUB, topic: "t404", route: "/missing", deadLetterTopic: "t404-deadletter" }],
@@ -325,13 +325,23 @@ describe("app responses", () => {
     );
     const subscriber = await newSidecar(broker, "subscriber", app);
     const publisher = await newSidecar(broker, "publisher", undefined);
-    await publish(publisher, "t404", {});
+    await publish(publisher, "t404", {}, { "cloudevent.id": "not-found" });
 
     await app.waitForRequests("/missing", 1);
-    await broker.waitForMessage("t404-deadletter");
+    await sleep(50);
     expect(app.requests.filter((request) => request.path === "/missing")).toHaveLength(1);
+    // daprd 1.16 acknowledges and drops it; only 1.17+ forwards it to the dead-letter topic.
+    expect(broker.messages("t404-deadletter")).toEqual([]);
     expect(subscriber.deliveries()).toEqual([
-      expect.objectContaining({ outcome: "drop", httpStatus: 404, deadLetteredTo: "t404-deadletter" }),
+      expect.objectContaining({ outcome: "drop", httpStatus: 404, deadLetteredTo: undefined }),
+    ]);
+    expect(broker.undelivered()).toEqual([
+      expect.objectContaining({
+        appId: "subscriber",
+        attempts: 1,
+        reason: "dropped-on-404",
+        message: expect.objectContaining({ cloudEvent: expect.objectContaining({ id: "not-found" }) }),
+      }),
     ]);
   });
 
@@ -373,7 +383,9 @@ describe("app responses", () => {
     await app.waitForRequests("/fail", 2);
     await sleep(50);
     expect(app.requests.filter((request) => request.path === "/fail")).toHaveLength(2);
-    expect(broker.undelivered()).toEqual([expect.objectContaining({ appId: "subscriber", attempts: 2 })]);
+    expect(broker.undelivered()).toEqual([
+      expect.objectContaining({ appId: "subscriber", attempts: 2, reason: "attempts-exhausted" }),
+    ]);
   });
 });
 

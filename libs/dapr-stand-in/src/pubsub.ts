@@ -36,6 +36,11 @@ export type PublishedMessage = Omit<BrokerMessage, "sequence">;
 export type DeliveryDisposition =
   /** Done with it (processed, dropped or dead-lettered). */
   | "ack"
+  /**
+   * Done with it, but the message is lost: acknowledged without being processed or dead-lettered
+   * (daprd 1.16 on an app's 404); it is listed in `undelivered()`.
+   */
+  | "dropped"
   /** Deliver it again later, counting this attempt. */
   | "retry"
   /** The consumer is shutting down: hand it to another consumer without counting the attempt. */
@@ -59,6 +64,12 @@ export interface UndeliveredMessage {
   readonly message: BrokerMessage;
   readonly appId: string;
   readonly attempts: number;
+  /**
+   * `attempts-exhausted`: the last attempt failed and the subscription has no dead-letter topic;
+   * `dropped-on-404`: the app answered 404, which daprd 1.16 acknowledges and drops without
+   * dead-lettering (dapr/dapr v1.16.5 pkg/runtime/subscription/postman/http/http.go).
+   */
+  readonly reason: "attempts-exhausted" | "dropped-on-404";
 }
 
 export interface PubSubBrokerOptions {
@@ -117,7 +128,10 @@ export class PubSubBroker {
     );
   }
 
-  /** Messages given up on after the last attempt without a dead-letter topic to take them. */
+  /**
+   * Messages given up on after the last attempt without a dead-letter topic to take them, and
+   * messages dropped because the app answered 404 (daprd 1.16).
+   */
   undelivered(): UndeliveredMessage[] {
     return [...this.undeliverable];
   }
@@ -219,9 +233,22 @@ export class PubSubBroker {
     switch (disposition) {
       case "ack":
         break;
+      case "dropped":
+        this.undeliverable.push({
+          message: pending.message,
+          appId: group.appId,
+          attempts: attempt,
+          reason: "dropped-on-404",
+        });
+        break;
       case "retry":
         if (attempt >= this.options.maxDeliveryAttempts) {
-          this.undeliverable.push({ message: pending.message, appId: group.appId, attempts: attempt });
+          this.undeliverable.push({
+            message: pending.message,
+            appId: group.appId,
+            attempts: attempt,
+            reason: "attempts-exhausted",
+          });
         } else {
           const visibleAt = new Date(this.options.now().getTime() + this.options.redeliveryDelayMs);
           enqueue(group, { message: pending.message, attempts: attempt, visibleAt });

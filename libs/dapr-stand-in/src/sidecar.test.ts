@@ -128,7 +128,8 @@ describe("sidecar lifecycle", () => {
     expect(metadata).toMatchObject({
       id: "matoolkit-worker",
       components: [
-        { name: "matoolkit-pubsub", type: "pubsub.in-memory", version: "v1" },
+        // honourScheduledEnqueueTime (the default) emulates Service Bus, and says so.
+        { name: "matoolkit-pubsub", type: "pubsub.azure.servicebus.topics", version: "v1" },
         { name: "matoolkit-state", type: "state.in-memory", version: "v1" },
       ],
       subscriptions: [

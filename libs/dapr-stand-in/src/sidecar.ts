@@ -18,6 +18,10 @@ import { TimerSet } from "./timers.ts";
  * reports itself healthy.
  */
 
+/** What daprd 1.16.0–1.18.2 fails a trigger of a job without data with (see triggerJob). */
+const JOB_WITHOUT_DATA_ERROR =
+  "job has no data: daprd cannot build the HTTP trigger request (proto: google.protobuf.Value: none of the oneof fields is set)";
+
 const optionsSchema = z.strictObject({
   broker: z.custom<StandInBroker>(
     (value) => typeof value === "object" && value !== null && "internals" in value,
@@ -161,10 +165,19 @@ export async function startStandInSidecar(options: StandInSidecarOptions): Promi
   const triggerJob = async (name: string, data: unknown): Promise<JobTriggerOutcome> => {
     if (channel === undefined)
       return { kind: "failure", httpStatus: undefined, error: "sidecar has no app channel" };
+    // daprd 1.16.0–1.18.2 stores a job scheduled over HTTP without `data` as an Any holding an
+    // empty google.protobuf.Value (pkg/api/universal/jobs.go ScheduleJobAlpha1HTTP), and cannot
+    // turn that into the trigger's body: pkg/channel/http/http_channel.go constructJobRequest
+    // calls Value.MarshalJSON, which fails on a Value with no kind set. The trigger counts as
+    // failed (retried per the failure policy, every retry failing the same way) and the app is
+    // never called. Fixed only in 1.18.3 (dapr/dapr 0c82b9d, "Fix jobs scheduled over HTTP
+    // without `data` failing to deliver"); the stand-in speaks for the pinned 1.16.5 and 1.18.1.
+    // `data: null` is a Value (null_value) and is delivered as `null`.
+    if (data === undefined) return { kind: "failure", httpStatus: undefined, error: JOB_WITHOUT_DATA_ERROR };
     try {
       const response = await channel.request("POST", `/job/${name}`, {
         contentType: "application/json",
-        payload: data === undefined ? "" : JSON.stringify(data),
+        payload: JSON.stringify(data),
       });
       if (response.status >= 200 && response.status <= 299)
         return { kind: "success", httpStatus: response.status };

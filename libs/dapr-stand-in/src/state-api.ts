@@ -137,7 +137,7 @@ function saveWithRetries(
   for (let run = 0; run <= context.broker.options.stateSaveRetries; run += 1) {
     internals.countStateSave(item.key);
     try {
-      internals.state.apply(storeName, [toSetOperation(context, item, queryMetadata)]);
+      internals.state.apply(storeName, [toSetOperation(context, item, queryMetadata, false)]);
       if (!internals.takeStateSaveTimeout(item.key)) return undefined;
       last = new StateError("timeout", item.key, "context deadline exceeded");
     } catch (error) {
@@ -252,7 +252,7 @@ async function transaction(
     }
     switch (operation) {
       case "upsert":
-        operations.push(toSetOperation(context, item, sharedMetadata));
+        operations.push(toSetOperation(context, item, sharedMetadata, true));
         break;
       case "delete":
         operations.push({ kind: "delete", key: storageKey(context, item.key), etag: item.etag });
@@ -271,9 +271,11 @@ async function transaction(
     context.broker.internals.state.apply(storeName, operations);
   } catch (error) {
     if (!(error instanceof StateError)) throw error;
+    // daprd answers every failed transaction with 500, ETag mismatches included
+    // (dapr/dapr v1.16.5 pkg/api/http/http.go onPostStateTransaction: StatusInternalServerError).
     sendDaprError(
       response,
-      statusFor(context, error),
+      500,
       "ERR_STATE_TRANSACTION",
       `error while executing state transaction: ${error.message}`,
     );
@@ -286,13 +288,15 @@ function toSetOperation(
   context: SidecarContext,
   item: StateItem,
   defaults: Record<string, string>,
+  inTransaction: boolean,
 ): StateOperation {
   return {
     kind: "set",
     key: storageKey(context, item.key),
     value: item.value,
     etag: item.etag,
-    firstWrite: item.options?.concurrency === "first-write",
+    concurrency: item.options?.concurrency,
+    inTransaction,
     metadata: { ...defaults, ...item.metadata },
   };
 }

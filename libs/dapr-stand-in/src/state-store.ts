@@ -1,14 +1,17 @@
 /**
  * The state-store behaviour behind `/v1.0/state`: one key space per component name, shared by all
  * sidecars of a broker (as a real Redis/PostgreSQL store would be), with Dapr's optimistic
- * concurrency rules:
- * - an ETag on a write/delete must match the stored one, otherwise an ETag mismatch (HTTP 409);
- * - `first-write` without an ETag only inserts; on an existing, unexpired key it fails. Redis and
- *   PostgreSQL report that as a plain store error (daprd answers 500), stores that map it to an
- *   ETag mismatch (Cosmos DB, Azure Tables) give 409; the caller decides which to emulate;
- * - without an ETag, last write wins;
- * - `ttlInSeconds` metadata expires a key (-1 keeps it forever); expired keys read as missing.
- *   What else an expired key does depends on the store imitated (`StateStoreKind`).
+ * concurrency rules as the imitated store applies them (`StateStoreKind`):
+ * - `redis` (the default, components-contrib state.redis as the `local` profile runs it): the
+ *   write rules of its Lua script, see `redisAccepts` below, including the `first-write` mark that
+ *   makes a key claimed with first-write concurrency refuse every later save without its ETag;
+ * - `postgresql-v2`, `dynamodb`: an ETag on a write/delete must match the stored one, otherwise an
+ *   ETag mismatch (HTTP 409); `first-write` without an ETag only inserts, on an existing key it
+ *   fails with a plain store error (daprd answers 500); without an ETag, last write wins.
+ * A first-write conflict without ETag is a plain store error on all three; stores that map it to
+ * an ETag mismatch (Cosmos DB, Azure Tables) give 409, which the caller may choose to emulate.
+ * `ttlInSeconds` metadata expires a key (-1 keeps it forever); expired keys read as missing; what
+ * else an expired key does depends on the store imitated.
  * Keys arrive already prefixed (`<appId>||<key>`); the ETag is an opaque version string.
  */
 
@@ -30,14 +33,27 @@ export interface StoredItem {
   readonly json: string;
   readonly etag: string;
   readonly expiresAt: Date | undefined;
+  /**
+   * `redis` only: the hash's `first-write` field, set by a save with first-write concurrency and
+   * kept by every later write of the key until it is deleted or expires.
+   */
+  readonly firstWriteMark: boolean;
 }
+
+export type StateConcurrency = "first-write" | "last-write";
 
 export interface SetOperation {
   readonly kind: "set";
   readonly key: string;
   readonly value: unknown;
   readonly etag: string | undefined;
-  readonly firstWrite: boolean;
+  /** `options.concurrency` as the request gave it (undefined when absent). */
+  readonly concurrency: StateConcurrency | undefined;
+  /**
+   * Part of a transaction: state.redis's `Multi` runs the same script without its third
+   * argument, so a transactional first-write does not set the mark (it still honours one).
+   */
+  readonly inTransaction: boolean;
   readonly metadata: Readonly<Record<string, string>>;
 }
 
@@ -100,16 +116,20 @@ export class StateBackend {
 
     for (const operation of operations) {
       const existing = current(operation.key, operation);
+      if (operation.kind === "set" && this.kind === "redis") {
+        staged.set(operation.key, this.redisSet(operation, existing));
+        continue;
+      }
       if (operation.etag !== undefined && operation.etag !== "" && existing?.etag !== operation.etag) {
-        throw new StateError(
-          "etag-mismatch",
-          operation.key,
-          `possible etag mismatch. error from state store: the etag for key ${operation.key} does not match`,
-        );
+        throw etagMismatch(operation.key);
       }
       switch (operation.kind) {
         case "set":
-          if (operation.firstWrite && (operation.etag ?? "") === "" && existing !== undefined) {
+          if (
+            operation.concurrency === "first-write" &&
+            (operation.etag ?? "") === "" &&
+            existing !== undefined
+          ) {
             throw new StateError(
               "first-write-conflict",
               operation.key,
@@ -120,6 +140,7 @@ export class StateBackend {
             json: JSON.stringify(operation.value ?? null),
             etag: String(++this.version),
             expiresAt: this.expiryFrom(operation),
+            firstWriteMark: false,
           });
           break;
         case "delete":
@@ -145,6 +166,41 @@ export class StateBackend {
       if (item !== undefined) live.set(key, item);
     }
     return live;
+  }
+
+  /**
+   * A save as components-contrib state.redis runs it (state/redis/redis.go, the same in the
+   * v1.16.x and v1.18.x releases daprd 1.16.5 and 1.18.1 pin): `parseETag` turns the request into
+   * a version, "0" when the concurrency is `last-write` or there is no ETag, else the ETag; then
+   * `setDefaultQuery` writes only if the key has no version yet (absent), or the version matches,
+   * or the key has no `first-write` field and the version is "0". A save with first-write
+   * concurrency sets that field (`ARGV[3] == "0"`), and nothing clears it, so a key once saved
+   * with first-write refuses every later save without its ETag, `last-write` included (which
+   * drops the ETag, so it cannot overwrite a marked key at all). `Set` reports a refusal as an
+   * ETag mismatch when the request carried an ETag (daprd: 409), else as a plain error (daprd:
+   * 500 ERR_STATE_SAVE).
+   */
+  private redisSet(operation: SetOperation, existing: StoredItem | undefined): StoredItem {
+    const etag = operation.etag ?? "";
+    const version = operation.concurrency === "last-write" || etag === "" ? "0" : etag;
+    const accepted =
+      existing === undefined || existing.etag === version || (!existing.firstWriteMark && version === "0");
+    if (!accepted) {
+      if (etag !== "") throw etagMismatch(operation.key);
+      throw new StateError(
+        "first-write-conflict",
+        operation.key,
+        `failed to set key ${operation.key}: ERR Error running script: failed to set key ${operation.key}`,
+      );
+    }
+    return {
+      json: JSON.stringify(operation.value ?? null),
+      etag: String(++this.version),
+      expiresAt: this.expiryFrom(operation),
+      firstWriteMark:
+        (existing?.firstWriteMark ?? false) ||
+        (operation.concurrency === "first-write" && !operation.inTransaction),
+    };
   }
 
   private expiryFrom(operation: SetOperation): Date | undefined {
@@ -189,6 +245,14 @@ export class StateBackend {
   private expired(item: StoredItem): boolean {
     return item.expiresAt !== undefined && item.expiresAt.getTime() <= this.now().getTime();
   }
+}
+
+function etagMismatch(key: string): StateError {
+  return new StateError(
+    "etag-mismatch",
+    key,
+    `possible etag mismatch. error from state store: the etag for key ${key} does not match`,
+  );
 }
 
 function assertNever(value: never): never {

@@ -91,6 +91,89 @@ describe("state API", () => {
     expect((await save(cosmosLike, claim)).status).toBe(409);
   });
 
+  describe("state.redis's first-write mark (the default store)", () => {
+    const claim = (key: string, value: unknown, etag?: string) => ({
+      key,
+      value,
+      ...(etag === undefined ? {} : { etag }),
+      options: { concurrency: "first-write" },
+    });
+    const lastWrite = (key: string, value: unknown, etag?: string) => ({
+      key,
+      value,
+      ...(etag === undefined ? {} : { etag }),
+      options: { concurrency: "last-write" },
+    });
+    const etagOf = async (sidecar: StandInSidecar, key: string) =>
+      (await getState(sidecar, key)).headers.get("etag") ?? "";
+
+    it("refuses a later save without the ETag of a key saved with first-write, last-write included (500 ERR_STATE_SAVE), and takes it with the ETag", async () => {
+      const sidecar = await newSidecar(newBroker());
+      expect((await save(sidecar, [claim("claimed", "v1")])).status).toBe(204);
+
+      const withoutEtag = await save(sidecar, [lastWrite("claimed", "v2")]);
+      expect(withoutEtag.status).toBe(500);
+      expect(await withoutEtag.json()).toMatchObject({ errorCode: "ERR_STATE_SAVE" });
+      expect((await save(sidecar, [{ key: "claimed", value: "v2" }])).status).toBe(500);
+      expect(await (await getState(sidecar, "claimed")).json()).toBe("v1");
+
+      // With the right ETag (first-write or unspecified concurrency): accepted.
+      expect((await save(sidecar, [claim("claimed", "v2", await etagOf(sidecar, "claimed"))])).status).toBe(
+        204,
+      );
+      expect(
+        (await save(sidecar, [{ key: "claimed", value: "v3", etag: await etagOf(sidecar, "claimed") }]))
+          .status,
+      ).toBe(204);
+      expect(await (await getState(sidecar, "claimed")).json()).toBe("v3");
+
+      // The mark stays: still refused without the ETag. last-write drops the ETag it carries
+      // (parseETag), so it cannot overwrite a marked key even with the right one: an ETag mismatch.
+      expect((await save(sidecar, [lastWrite("claimed", "v4")])).status).toBe(500);
+      expect(
+        (await save(sidecar, [lastWrite("claimed", "v4", await etagOf(sidecar, "claimed"))])).status,
+      ).toBe(409);
+
+      // Deleting the key clears the mark.
+      expect((await fetch(`${sidecar.url}/v1.0/state/${STORE}/claimed`, { method: "DELETE" })).status).toBe(
+        204,
+      );
+      expect((await save(sidecar, [lastWrite("claimed", "v5")])).status).toBe(204);
+      expect((await save(sidecar, [lastWrite("claimed", "v6")])).status).toBe(204);
+    });
+
+    it("lets a first-write without ETag overwrite a key that carries no mark, and marks it", async () => {
+      const sidecar = await newSidecar(newBroker());
+      expect((await save(sidecar, [lastWrite("k", "a")])).status).toBe(204);
+      expect((await save(sidecar, [claim("k", "b")])).status).toBe(204);
+      expect(await (await getState(sidecar, "k")).json()).toBe("b");
+      expect((await save(sidecar, [lastWrite("k", "c")])).status).toBe(500);
+    });
+
+    it("honours the mark in a transaction, where a first-write does not set it", async () => {
+      const sidecar = await newSidecar(newBroker());
+      const transaction = (operations: unknown[]) =>
+        fetch(`${sidecar.url}/v1.0/state/${STORE}/transaction`, {
+          method: "POST",
+          body: JSON.stringify({ operations }),
+        });
+      await save(sidecar, [claim("marked", 1)]);
+      expect((await transaction([{ operation: "upsert", request: lastWrite("marked", 2) }])).status).toBe(
+        500,
+      );
+
+      expect((await transaction([{ operation: "upsert", request: claim("unmarked", 1) }])).status).toBe(204);
+      expect((await save(sidecar, [lastWrite("unmarked", 2)])).status).toBe(204);
+    });
+
+    it("does not exist on the other stores: postgresql-v2 lets a last-write without ETag overwrite a first-write", async () => {
+      const sidecar = await newSidecar(newBroker({ stateStoreKind: "postgresql-v2" }));
+      expect((await save(sidecar, [claim("k", 1)])).status).toBe(204);
+      expect((await save(sidecar, [lastWrite("k", 2)])).status).toBe(204);
+      expect(await (await getState(sidecar, "k")).json()).toBe(2);
+    });
+  });
+
   it("answers 409 when a save or delete carries an ETag that no longer matches", async () => {
     const sidecar = await newSidecar(newBroker());
     await save(sidecar, [{ key: "k", value: "v1" }]);
@@ -238,7 +321,9 @@ describe("state API", () => {
       { operation: "upsert", request: { key: "b", value: 2 } },
       { operation: "upsert", request: { key: "a", value: 3, etag: "not-the-etag" } },
     ]);
-    expect(failing.status).toBe(409);
+    // daprd answers a failed transaction with 500, an ETag mismatch included.
+    expect(failing.status).toBe(500);
+    expect(await failing.json()).toMatchObject({ errorCode: "ERR_STATE_TRANSACTION" });
     expect((await getState(sidecar, "b")).status).toBe(204);
 
     expect(

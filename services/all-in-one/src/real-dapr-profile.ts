@@ -6,6 +6,7 @@ import {
   freePort,
   rabbitMqView,
   redisStreamsView,
+  renderDaprConfiguration,
   renderDaprResources,
   requireRuntimeBinaries,
   startDaprControlPlane,
@@ -125,6 +126,10 @@ export function realDaprProfile(options: {
           overrides,
         });
 
+        const configFile = renderDaprConfiguration({
+          source: join(repoRoot, "dapr", "config.yaml"),
+          targetDir: join(dir, "config"),
+        });
         let sidecar: Daprd | undefined;
         closers.push(async () => {
           await sidecar?.stop();
@@ -141,7 +146,7 @@ export function realDaprProfile(options: {
               appId: "matoolkit",
               appPort,
               resourcesPaths: [resources],
-              configFile: join(repoRoot, "dapr", "config.yaml"),
+              configFile,
               placementAddress: controlPlane.placementAddress,
               schedulerAddress: controlPlane.schedulerAddress,
               logDir: dir,

@@ -134,17 +134,26 @@ export function createDaprWorkflowEngine(options: DaprWorkflowEngineOptions): Wo
       const current = await readStatus(instanceId);
       if (isActive(current)) return false;
       // daprd 1.16–1.18.3 recreate an ended id on start, dropping its history (orchestrator/
-      // create.go `createIfCompleted`); a newer one may refuse it when the start enforces unique
-      // ids (a flag SDK 3.18 cannot send). Purging first is right either way.
-      if (current !== "not_found") await call("purge", instanceId, () => client.purgeWorkflow(instanceId));
+      // create.go `createIfCompleted`). Do not purge first: on real daprd (1.18.1, Redis state) a
+      // start right after a purge of the same id sat ~60 s before its first work item, while a
+      // plain start runs at once (dapr-workflow-engine.real-dapr.test.ts). A runtime that refuses
+      // the id (unique ids enforced) gets the purge, then the start again.
       try {
         await client.scheduleNewWorkflow(workflowName, input, instanceId);
         return true;
       } catch (error) {
+        if (!isInstanceAlreadyExists(error)) {
+          throw new DaprWorkflowCallError(`start of workflow ${workflowName}`, instanceId, error);
+        }
         // Another caller (a reconcile pass, another replica) started it since we looked: that is
         // the outcome we wanted, not a failure.
-        if (isInstanceAlreadyExists(error) && isActive(await readStatus(instanceId))) return false;
-        throw new DaprWorkflowCallError(`start of workflow ${workflowName}`, instanceId, error);
+        const now = await readStatus(instanceId);
+        if (isActive(now)) return false;
+        if (now !== "not_found") await call("purge", instanceId, () => client.purgeWorkflow(instanceId));
+        await call(`start of workflow ${workflowName}`, instanceId, () =>
+          client.scheduleNewWorkflow(workflowName, input, instanceId),
+        );
+        return true;
       }
     },
 
