@@ -13,6 +13,7 @@ FROM scratch AS manifests
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY libs/commands/package.json libs/commands/
+COPY libs/dapr-harness/package.json libs/dapr-harness/
 COPY libs/dapr-stand-in/package.json libs/dapr-stand-in/
 COPY libs/datasources/package.json libs/datasources/
 COPY libs/db/package.json libs/db/
