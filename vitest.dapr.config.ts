@@ -17,6 +17,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",
+    // One file at a time: each starts its own daprd, placement, scheduler and broker, and a whole
+    // system; side by side on a 2-core machine they starve each other's timers (a workflow timer
+    // was seen 56 s late with three files running at once).
+    fileParallelism: false,
     // Dapr's workflow SDK narrates every work item on the console at INFO (its worker takes no
     // logger): keep the output readable; its warnings and errors still show.
     onConsoleLog: (log) => !/^\S+ (INFO|DEBUG) \[DurableTask, /.test(log),
