@@ -462,7 +462,11 @@ function checkComposeConfiguration(documents: readonly DaprDocument[], report: R
       key === "endpointAddress" ? "<endpoint>" : key === "nameResolution" ? undefined : field,
     );
   if (!isDeepStrictEqual(withoutEndpoints(local.data), withoutEndpoints(compose.data))) {
-    report(compose.document, ["spec"], `must equal ${daprConfigFile} except for exporter endpoints and name resolution`);
+    report(
+      compose.document,
+      ["spec"],
+      `must equal ${daprConfigFile} except for exporter endpoints and name resolution`,
+    );
   }
 }
 
