@@ -393,7 +393,7 @@ describe("the cross-file checks reject files that drift from the conventions", (
 
   it("inbound retries that would dead-letter before the app's own attempts are used up", async () => {
     const edited = await withEditedFile("dapr/resources/resiliency.yaml", (text) =>
-      text.replace("maxRetries: 12", "maxRetries: 2"),
+      text.replace("maxRetries: 20", "maxRetries: 2"),
     );
     expect(checkDaprConventions(edited, context).map(formatProblem)).toEqual([
       expect.stringMatching(

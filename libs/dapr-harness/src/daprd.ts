@@ -12,6 +12,8 @@ export interface Daprd {
   readonly process: ManagedProcess;
   stop(): Promise<void>;
   kill(): Promise<void>;
+  /** Kills (SIGKILL) or stops daprd and starts it again on the same ports, app id and files. */
+  restart(how: "kill" | "stop"): Promise<void>;
 }
 
 export interface DaprdOptions {
@@ -75,36 +77,48 @@ export async function startDaprd(options: DaprdOptions): Promise<Daprd> {
     ...(options.schedulerAddress === undefined ? [] : ["--scheduler-host-address", options.schedulerAddress]),
     ...(options.extraArgs ?? []),
   ];
-  const process = startManagedProcess({
-    name: `daprd ${options.binaries.version} (${options.appId})`,
-    command: options.binaries.daprd,
-    args,
-    env: {
-      ...options.env,
-      ...(options.apiToken === undefined ? {} : { DAPR_API_TOKEN: options.apiToken }),
-      ...(options.appApiToken === undefined ? {} : { APP_API_TOKEN: options.appApiToken }),
-    },
-    logFile: join(options.logDir, `daprd-${options.appId}-${httpPort}.log`),
-  });
+  const launch = () =>
+    startManagedProcess({
+      name: `daprd ${options.binaries.version} (${options.appId})`,
+      command: options.binaries.daprd,
+      args,
+      env: {
+        ...options.env,
+        ...(options.apiToken === undefined ? {} : { DAPR_API_TOKEN: options.apiToken }),
+        ...(options.appApiToken === undefined ? {} : { APP_API_TOKEN: options.appApiToken }),
+      },
+      logFile: join(options.logDir, `daprd-${options.appId}-${httpPort}.log`),
+    });
   const httpEndpoint = `http://127.0.0.1:${httpPort}`;
   const headers: Record<string, string> =
     options.apiToken === undefined ? {} : { "dapr-api-token": options.apiToken };
-  try {
-    await waitUntilReady(process, () => httpAnswers(`${httpEndpoint}/v1.0/healthz/outbound`, headers), {
-      timeoutMs: 60_000,
-      what: "serving its API",
-    });
-  } catch (error) {
-    await process.stop();
-    throw error;
-  }
+  const ready = async (started: ManagedProcess) => {
+    try {
+      await waitUntilReady(started, () => httpAnswers(`${httpEndpoint}/v1.0/healthz/outbound`, headers), {
+        timeoutMs: 60_000,
+        what: "serving its API",
+      });
+    } catch (error) {
+      await started.stop();
+      throw error;
+    }
+  };
+  let process = launch();
+  await ready(process);
   return {
     appId: options.appId,
     httpPort,
     grpcPort,
     httpEndpoint,
-    process,
+    get process() {
+      return process;
+    },
     stop: () => process.stop(),
     kill: () => process.kill(),
+    async restart(how) {
+      await (how === "kill" ? process.kill() : process.stop());
+      process = launch();
+      await ready(process);
+    },
   };
 }

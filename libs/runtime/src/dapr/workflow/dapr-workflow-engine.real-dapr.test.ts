@@ -1,4 +1,4 @@
-import { openRealSidecar } from "@matoolkit/dapr-harness";
+import { openRealSidecar, type RealSidecarFixture } from "@matoolkit/dapr-harness";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { describeWorkflowEngineContract } from "../../contract/index.ts";
 import { createLogger } from "../../logger.ts";
@@ -23,6 +23,10 @@ afterAll(() => vi.restoreAllMocks());
 
 /** A real sidecar, an app port answering it (daprd ≤1.17 starts actors only then), and the engine. */
 async function engineOnRealDapr(): Promise<WorkflowEngine> {
+  return (await engineAndSidecar()).engine;
+}
+
+async function engineAndSidecar(): Promise<{ engine: WorkflowEngine; fixture: RealSidecarFixture }> {
   const fixture = await openRealSidecar({ version, env: process.env });
   const app = createDaprAppServer({ host: "127.0.0.1", port: fixture.appPort, logger });
   await app.listen();
@@ -32,11 +36,14 @@ async function engineOnRealDapr(): Promise<WorkflowEngine> {
     logger,
   });
   return {
-    ...engine,
-    async stop() {
-      await engine.stop();
-      await app.close();
-      await fixture.close();
+    fixture,
+    engine: {
+      ...engine,
+      async stop() {
+        await engine.stop();
+        await app.close();
+        await fixture.close();
+      },
     },
   };
 }
@@ -76,4 +83,49 @@ describe(`Dapr Workflow on real daprd (${version}): bursts`, { timeout: 240_000 
     while (Date.now() < deadline && (await statuses()).size > 1) await new Promise((r) => setTimeout(r, 500));
     expect(await statuses()).toEqual(new Set(["completed"]));
   });
+
+  it.each([
+    { how: "kill", done: "killed" },
+    { how: "stop", done: "stopped" },
+  ] as const)(
+    "carries on after its daprd is $done and started again: the workflow worker reconnects",
+    async ({ how }) => {
+      const { engine: running, fixture } = await engineAndSidecar();
+      engine = running;
+      const notes: string[] = [];
+      const workflow = async function* (ctx: WorkflowContext) {
+        yield ctx.callActivity("note", "before");
+        yield ctx.waitForExternalEvent("go");
+        yield ctx.callActivity("note", "after");
+      };
+      engine.register({
+        name: "survivor",
+        workflow: workflow as never,
+        activities: { note: async (tag: string) => void notes.push(tag) } as never,
+      });
+      await engine.start();
+      await engine.ensureInstance("survivor", "s-1", {});
+      const until = async (done: () => Promise<boolean> | boolean, what: string) => {
+        const deadline = Date.now() + 60_000;
+        while (!(await done())) {
+          if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      };
+      await until(() => notes.length === 1, "the first activity");
+      // Before the watchdog, the SDK's worker gave up on its first stream error for good: the
+      // instance stayed running and no activity ran again.
+      await fixture.daprd.restart(how);
+      await until(
+        async () => (await engine!.status("s-1").catch(() => "unknown")) === "running",
+        "the sidecar back",
+      );
+      await engine.raiseEvent("s-1", "go", {});
+      await until(async () => (await engine!.status("s-1")) === "completed", "completion after the restart");
+      // Activities are at-least-once: one whose result daprd had not saved when it went down runs
+      // again (ours are idempotent); what matters is that the instance moved on.
+      expect(notes.at(-1)).toBe("after");
+      expect(new Set(notes)).toEqual(new Set(["before", "after"]));
+    },
+  );
 });

@@ -14,6 +14,7 @@ import {
 const STATUS_LOOKUP_ATTEMPTS = 6;
 import { loadDaprWorkflowSdk, type DaprWorkflowActivityContext } from "./dapr-workflow-sdk.ts";
 import { waitForWorkflowBackend } from "./wait-for-workflow-backend.ts";
+import { watchWorkflowWorker } from "./worker-watchdog.ts";
 import { toWorkflowInstanceStatus } from "./workflow-instance-status.ts";
 
 export interface DaprWorkflowEngineOptions {
@@ -64,6 +65,7 @@ export function createDaprWorkflowEngine(options: DaprWorkflowEngineOptions): Wo
   const stopping = new AbortController();
   let startup: Promise<void> | undefined;
   let workerStarted = false;
+  let watchdog: { stop(): void } | undefined;
   let stopped = false;
 
   async function call<T>(operation: string, instanceId: string, run: () => Promise<T>): Promise<T> {
@@ -125,6 +127,7 @@ export function createDaprWorkflowEngine(options: DaprWorkflowEngineOptions): Wo
         });
         await runtime.start();
         workerStarted = true;
+        if (!stopped) watchdog = watchWorkflowWorker({ runtime, logger });
         logger.info("Dapr workflow worker started");
       })();
       return startup;
@@ -190,6 +193,7 @@ export function createDaprWorkflowEngine(options: DaprWorkflowEngineOptions): Wo
       if (stopped) return;
       stopped = true;
       stopping.abort(new Error("workflow engine stopped"));
+      watchdog?.stop();
       await startup?.catch(() => undefined);
       const stopWorker = async () => {
         if (!workerStarted) return;
