@@ -15,6 +15,7 @@ import {
   type Batch,
   type BatchMember,
   type Db,
+  type PhaseExecution,
   type StepExecution,
 } from "@matoolkit/db";
 import { jobIdFor, memberRedrivenEnvelope, type BatchStatus } from "@matoolkit/domain";
@@ -119,7 +120,8 @@ async function redrive(
   const steps = await redriveStepsOfMembers(trx, batchId, memberIds, options);
 
   const phaseIds = [...new Set(steps.map((step) => step.phaseExecutionId))];
-  const ended = (await getPhasesByIds(trx, phaseIds))
+  const phases = await getPhasesByIds(trx, phaseIds);
+  const ended = phases
     .filter((phase) => phase.status === "completed" || phase.status === "failed")
     .sort((a, b) => a.id - b.id);
   for (const phase of ended) await transitionPhase(trx, phase.id, "reopen", options);
@@ -138,7 +140,7 @@ async function redrive(
     ),
   );
   await notifyBatchChanged(trx, batchId, "redriven");
-  return { batchId, batchStatus, redriven: describe(memberIds, steps) };
+  return { batchId, batchStatus, redriven: describe(memberIds, steps, phases) };
 }
 
 /**
@@ -240,9 +242,28 @@ async function memberOfFailedStep(trx: Db, batchId: number, stepId: number): Pro
   return member;
 }
 
-function describe(memberIds: readonly number[], steps: readonly StepExecution[]): RedriveResult["redriven"] {
+/**
+ * Each member's redriven steps in the order the batch runs them: phase by phase (the runbook's
+ * sequence), then by step index. Not by id: phases that overlap create their steps in any order.
+ */
+function describe(
+  memberIds: readonly number[],
+  steps: readonly StepExecution[],
+  phases: readonly PhaseExecution[],
+): RedriveResult["redriven"] {
+  const sequenceOf = new Map(phases.map((phase) => [phase.id, phase.sequence]));
+  const runOrder = (step: StepExecution) => [
+    sequenceOf.get(step.phaseExecutionId) ?? 0,
+    step.stepIndex,
+    step.id,
+  ];
+  const inRunOrder = [...steps].sort((a, b) => {
+    const [left, right] = [runOrder(a), runOrder(b)];
+    const differing = left.findIndex((value, index) => value !== right[index]);
+    return differing === -1 ? 0 : left[differing]! - right[differing]!;
+  });
   const byMember = new Map<number, RedrivenStep[]>(memberIds.map((id) => [id, []]));
-  for (const step of [...steps].sort((a, b) => a.id - b.id)) {
+  for (const step of inRunOrder) {
     byMember.get(step.batchMemberId)?.push({
       id: step.id,
       phaseExecutionId: step.phaseExecutionId,

@@ -19,3 +19,16 @@ export {
   slimControlPlanePorts,
   type SlimRuntimeLayout,
 } from "./slim-runtime.ts";
+export { goawsRecipe, goawsBinary, startGoaws, GOAWS_ACCOUNT_ID, type HarnessGoaws } from "./goaws.ts";
+export { startDynalite, type HarnessDynalite } from "./dynalite.ts";
+export { awsRequest, EMULATOR_CREDENTIALS } from "./aws-signed-request.ts";
+export {
+  startAwsEmulators,
+  AWS_PROFILE_REGION,
+  AWS_PROFILE_TABLE,
+  type AwsEmulators,
+} from "./aws-emulators.ts";
+export { snsSqsView } from "./sns-spy.ts";
+export { createNatsStreams, type NatsStreams } from "./nats-streams.ts";
+export { natsView } from "./nats-view.ts";
+export { openMqttRun, type MqttRun } from "./mqtt-session.ts";

@@ -1,6 +1,7 @@
 import { buildGoRecipe } from "./build-go-recipe.ts";
 import { daprCacheRoot } from "./dapr-cache.ts";
 import { daprCliRecipe, daprRuntimePin, pinnedDaprRuntimes, type GoBuildRecipe } from "./dapr-pins.ts";
+import { goawsRecipe } from "./goaws.ts";
 
 export interface InstallDaprOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -8,16 +9,22 @@ export interface InstallDaprOptions {
   readonly versions?: readonly string[];
   /** Also build the dapr CLI (default true). */
   readonly cli?: boolean;
+  /** Also build goaws, the SNS + SQS emulator the AWS component tests run against (default true). */
+  readonly emulators?: boolean;
   readonly log: (line: string) => void;
 }
 
-/** Builds the pinned Dapr runtimes and the CLI into the cache (see dapr-pins.ts); seconds when already built. */
+/**
+ * Builds the pinned Dapr runtimes, the CLI and goaws into the cache (see dapr-pins.ts, goaws.ts);
+ * seconds when already built.
+ */
 export async function installDapr(options: InstallDaprOptions): Promise<{ cacheRoot: string }> {
   const cacheRoot = daprCacheRoot(options.env);
   const recipes: GoBuildRecipe[] = (
     options.versions === undefined ? pinnedDaprRuntimes : options.versions.map(daprRuntimePin)
   ).map((pin) => pin.recipe);
   if (options.cli ?? true) recipes.push(daprCliRecipe);
+  if (options.emulators ?? true) recipes.push(goawsRecipe);
   for (const recipe of recipes) {
     const outcome = await buildGoRecipe({ cacheRoot, recipe, env: options.env, log: options.log });
     options.log(

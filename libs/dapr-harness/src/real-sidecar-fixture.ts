@@ -35,6 +35,9 @@ export async function openRealSidecar(options: {
   readonly appId?: string;
   readonly resiliency?: boolean;
   readonly configYaml?: string;
+  /** DAPR_API_TOKEN and APP_API_TOKEN of the sidecar (token authentication both ways). */
+  readonly apiToken?: string;
+  readonly appApiToken?: string;
 }): Promise<RealSidecarFixture> {
   const binaries = requireRuntimeBinaries(options.version, options.env);
   const dir = mkdtempSync(join(tmpdir(), `matoolkit-sidecar-${binaries.version}-`));
@@ -73,6 +76,8 @@ export async function openRealSidecar(options: {
       placementAddress: controlPlane.placementAddress,
       schedulerAddress: controlPlane.schedulerAddress,
       logDir: dir,
+      ...(options.apiToken === undefined ? {} : { apiToken: options.apiToken }),
+      ...(options.appApiToken === undefined ? {} : { appApiToken: options.appApiToken }),
     });
     closers.push(() => daprd.stop());
     return {

@@ -1,11 +1,13 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import type { PostgresBinaries } from "./embedded-pg-binaries.ts";
 import { spawnIdentity, type ServerIdentity } from "./embedded-pg-os-user.ts";
+import { waitForOwnPostmaster } from "./embedded-pg-postmaster-file.ts";
 
 export interface ServerSpec {
   readonly binaries: PostgresBinaries;
@@ -86,6 +88,13 @@ export interface ServerProcess {
 }
 
 export async function spawnServer(spec: ServerSpec, readyTimeoutMs: number): Promise<ServerProcess> {
+  // Whatever listens there would get our login, and may ask for the password in clear text.
+  if (await isListening(spec.port)) {
+    throw new Error(
+      `port ${spec.port} on 127.0.0.1 is already in use by another program: the embedded PostgreSQL ` +
+        `will not start there (nor send it its password). Stop that program or set MATOOLKIT_EMBEDDED_PG_PORT`,
+    );
+  }
   const child = spawn(
     "/bin/sh",
     [
@@ -97,6 +106,13 @@ export async function spawnServer(spec: ServerSpec, readyTimeoutMs: number): Pro
       spec.dataDir,
       "-p",
       String(spec.port),
+      // 127.0.0.1 only, what every client connects to: a failed bind stops the server, rather than
+      // leave it on ::1 while another program answers on 127.0.0.1.
+      "-c",
+      "listen_addresses=127.0.0.1",
+      // No Unix socket: nothing of ours uses it, and in /tmp another user could block its lock file.
+      "-c",
+      "unix_socket_directories=",
     ],
     { ...spawnIdentity(spec.identity), env: CHILD_ENV, detached: true, stdio: ["pipe", "pipe", "pipe"] },
   );
@@ -106,7 +122,7 @@ export async function spawnServer(spec: ServerSpec, readyTimeoutMs: number): Pro
   });
   const pid = await firstLine(child);
   const output = collectOutput(child, spec.onLog);
-  const ready = await waitUntilAccepting(spec, exited, readyTimeoutMs);
+  const ready = await waitUntilAccepting(spec, pid, exited, readyTimeoutMs);
   if (ready !== "ready") {
     stopServer({ child, pid, exited });
     throw new Error(`PostgreSQL did not start (${ready}): ${lastLines(output())}`);
@@ -138,12 +154,17 @@ export async function stopServer(server: ServerProcess, timeoutMs = 60_000): Pro
 
 async function waitUntilAccepting(
   spec: ServerSpec,
+  pid: number,
   exited: Promise<string>,
   timeoutMs: number,
 ): Promise<string> {
   let gone: string | undefined;
   void exited.then((code) => (gone = code));
   const deadline = Date.now() + timeoutMs;
+  // No login before our own server says it holds the port (another program may have taken it
+  // since the check above): see embedded-pg-postmaster-file.ts.
+  const own = await waitForOwnPostmaster({ dataDir: spec.dataDir, pid, port: spec.port, exited, deadline });
+  if (own !== "ready") return own.notReady;
   while (Date.now() < deadline) {
     if (gone !== undefined) return `exited with ${gone}`;
     const client = new pg.Client({
@@ -159,12 +180,32 @@ async function waitUntilAccepting(
       await client.connect();
       await client.end();
       if (gone === undefined) return "ready";
-    } catch {
+    } catch (error) {
       await client.end().catch(() => {});
+      // A wrong password is an answer: the server is up (a data directory still on the legacy
+      // password gets its password replaced next, see embedded-pg-superuser.ts).
+      if ((error as { code?: string }).code === "28P01" && gone === undefined) return "ready";
       await sleep(100);
     }
   }
   return `not accepting connections after ${Math.round(timeoutMs / 1000)} s`;
+}
+
+/** Whether something accepts connections on 127.0.0.1:port. */
+async function isListening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: "127.0.0.1", port });
+    socket.setTimeout(2000);
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("timeout", () => {
+      socket.destroy();
+      resolve(true); // something holds the port and does not answer: not ours to use either
+    });
+    socket.once("error", () => resolve(false));
+  });
 }
 
 async function firstLine(child: ChildProcess): Promise<number> {

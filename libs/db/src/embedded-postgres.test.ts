@@ -1,12 +1,12 @@
 import { spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort } from "@matoolkit/testing";
-import { startEmbeddedPostgres, type SupervisionEvent } from "./embedded-postgres.ts";
+import { embeddedPasswordFile, startEmbeddedPostgres, type SupervisionEvent } from "./embedded-postgres.ts";
 import { readPostmasterPid } from "./embedded-pg-stale-server.ts";
 
 const root = mkdtempSync(join(tmpdir(), "matoolkit-embedded-pg-test-"));
@@ -86,8 +86,14 @@ setInterval(() => {}, 1000);
       });
       owner.once("exit", (code) => reject(new Error(`owner exited with ${code}`)));
     });
-    expect(await selectOne(`postgres://postgres:matoolkit-embedded@127.0.0.1:${port}/postgres`)).toBe(1);
-    owner.kill("SIGKILL");
+    // Another process of the same user connects with the data directory's password file.
+    const password = readFileSync(embeddedPasswordFile(dataDir), "utf8").trim();
+    const fromFile = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+    try {
+      expect(await selectOne(fromFile)).toBe(1);
+    } finally {
+      owner.kill("SIGKILL");
+    }
     await waitFor("the orphaned server to stop", () => !isAlive(serverPid));
 
     // A stale postmaster.pid naming a live process that is not PostgreSQL (a reused PID) is cleared.

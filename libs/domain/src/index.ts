@@ -6,3 +6,4 @@ export * from "./notifications/index.ts";
 export * from "./runbook/index.ts";
 export * from "./state-machines/index.ts";
 export * from "./templates/index.ts";
+export * from "./tenant-check/index.ts";

@@ -188,6 +188,9 @@ async function boot(
           ...(database.password === undefined ? {} : { password: database.password }),
           bus,
           logger: log,
+          // On Dapr, not before the sidecar subscribed this process's topics: RabbitMQ drops a
+          // message published before its subscriber's queue exists (wait-for-subscriptions.ts).
+          ...(adapters.bus === "dapr" && dapr !== undefined ? { publishAfter: dapr.sidecarReady } : {}),
         })
       : undefined;
   const workflows: WorkflowEngine =

@@ -6,3 +6,5 @@ export * from "./platform-config.ts";
 export * from "./run-until-signalled.ts";
 export * from "./compose-services.ts";
 export * from "./data-sources.ts";
+export * from "./outbound/index.ts";
+export * from "./secrets/index.ts";

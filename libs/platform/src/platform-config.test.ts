@@ -82,4 +82,23 @@ describe("platform configuration", () => {
       platformConfigFromEnv({ ...server, MATOOLKIT_RUNTIME: "dapr", DAPR_HTTP_ENDPOINT: "ftp://sidecar" }),
     ).toThrow(/DAPR_HTTP_ENDPOINT/);
   });
+
+  it("refuses a Dapr app listening beyond loopback without APP_API_TOKEN, and accepts it with one", () => {
+    const dapr = { ...server, MATOOLKIT_RUNTIME: "dapr" };
+    for (const host of ["0.0.0.0", "::", "10.0.0.4", "app.internal"]) {
+      expect(() => platformConfigFromEnv({ ...dapr, MATOOLKIT_DAPR_APP_HOST: host })).toThrow(
+        `APP_API_TOKEN: MATOOLKIT_DAPR_APP_HOST=${host} opens the sidecar callbacks beyond this host`,
+      );
+      expect(() =>
+        platformConfigFromEnv({ ...dapr, MATOOLKIT_DAPR_APP_HOST: host, APP_API_TOKEN: "" }),
+      ).toThrow(/APP_API_TOKEN/);
+      const config = platformConfigFromEnv({ ...dapr, MATOOLKIT_DAPR_APP_HOST: host, APP_API_TOKEN: "t0k" });
+      expect(config.dapr).toMatchObject({ appHost: host, appApiToken: "t0k" });
+    }
+    for (const host of ["127.0.0.1", "127.0.0.2", "localhost", "::1", "[::1]"]) {
+      expect(platformConfigFromEnv({ ...dapr, MATOOLKIT_DAPR_APP_HOST: host }).dapr?.appHost).toBe(host);
+    }
+    // Embedded mode opens no callback port at all.
+    expect(() => platformConfigFromEnv({ MATOOLKIT_DAPR_APP_HOST: "0.0.0.0" })).not.toThrow();
+  });
 });

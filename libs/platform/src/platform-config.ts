@@ -89,6 +89,8 @@ export const platformConfigSchema = z
     otlpTracesEndpoint: z.url({ protocol: /^https?$/ }).optional(),
     /** /healthz, /readyz and /metrics on this port for a service outside Dapr; unset = none. */
     metricsPort: z.coerce.number().int().min(0).max(65535).optional(),
+    /** Interface of that server; default every interface (a scraper in another pod reaches it). */
+    metricsHost: z.string().min(1).optional(),
   })
   .transform((raw, ctx) => {
     const preset = runtimePresets[raw.runtime];
@@ -152,6 +154,16 @@ export const platformConfigSchema = z
       stateStoreName: raw.daprStateStore,
       jobsApiVersion: raw.daprJobsApiVersion,
     };
+    // daprd is not the only one who can reach a port on every interface: deliveries and job
+    // triggers there run steps. Dapr sends APP_API_TOKEN with each callback (ACA injects it), so
+    // an app beyond loopback must check it (docs.dapr.io/operations/security/app-api-token).
+    if (usesDapr && !isLoopbackHost(raw.daprAppHost) && !raw.appApiToken) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["appApiToken"],
+        message: `MATOOLKIT_DAPR_APP_HOST=${raw.daprAppHost} opens the sidecar callbacks beyond this host: set APP_API_TOKEN (the sidecar's too) or listen on 127.0.0.1`,
+      });
+    }
     const checkedDapr = daprConfigSchema.safeParse(dapr);
     if (usesDapr && !checkedDapr.success) {
       for (const issue of checkedDapr.error.issues) {
@@ -174,6 +186,7 @@ export const platformConfigSchema = z
         otlpEndpoint: raw.otlpEndpoint,
         otlpTracesEndpoint: raw.otlpTracesEndpoint,
         metricsPort: raw.metricsPort,
+        metricsHost: raw.metricsHost,
       },
       adapters,
       /** Present when at least one port uses a Dapr adapter. */
@@ -216,6 +229,7 @@ const envNames: Record<string, string> = {
   otlpEndpoint: "OTEL_EXPORTER_OTLP_ENDPOINT",
   otlpTracesEndpoint: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
   metricsPort: "MATOOLKIT_METRICS_PORT",
+  metricsHost: "MATOOLKIT_METRICS_HOST",
   "dapr.httpEndpoint": "DAPR_HTTP_ENDPOINT",
   "dapr.appPort": "MATOOLKIT_DAPR_APP_PORT",
 };
@@ -272,4 +286,10 @@ export function parseOrExplain<T extends z.ZodType>(
 
 function emptyToUndefined(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === "" ? undefined : value;
+}
+
+/** 127.0.0.0/8, ::1 and localhost: an address only this host can reach. */
+function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, "$1").toLowerCase();
+  return bare === "localhost" || bare === "::1" || /^127(\.\d{1,3}){3}$/.test(bare);
 }

@@ -2,12 +2,13 @@ import { describe, expect, it } from "vitest";
 import { platformConfigFromEnv } from "./platform-config.ts";
 
 describe("observability configuration", () => {
-  it("reads OpenTelemetry's standard variables and MATOOLKIT_METRICS_PORT; all optional", () => {
+  it("reads OpenTelemetry's standard variables and MATOOLKIT_METRICS_PORT/_HOST; all optional", () => {
     expect(platformConfigFromEnv({}).telemetry).toEqual({
       serviceName: undefined,
       otlpEndpoint: undefined,
       otlpTracesEndpoint: undefined,
       metricsPort: undefined,
+      metricsHost: undefined,
     });
     expect(
       platformConfigFromEnv({
@@ -15,12 +16,14 @@ describe("observability configuration", () => {
         OTEL_EXPORTER_OTLP_ENDPOINT: "http://otel-collector:4318",
         OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://ingest.example/v1/traces",
         MATOOLKIT_METRICS_PORT: "9464",
+        MATOOLKIT_METRICS_HOST: "127.0.0.1",
       }).telemetry,
     ).toEqual({
       serviceName: "matoolkit-orchestrator-eu",
       otlpEndpoint: "http://otel-collector:4318",
       otlpTracesEndpoint: "https://ingest.example/v1/traces",
       metricsPort: 9464,
+      metricsHost: "127.0.0.1",
     });
   });
 

@@ -30,6 +30,10 @@ export function newDirectoryUser(
     usageLocation: null,
     employeeId: null,
     onPremisesImmutableId: null,
+    onPremisesSyncEnabled: null,
+    onPremisesUserPrincipalName: null,
+    externalUserConvertedOn: null,
+    assignedPlans: [],
     createdDateTime: state.isoNow(),
     ...required,
   };

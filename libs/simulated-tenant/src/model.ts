@@ -29,7 +29,24 @@ export interface DirectoryUser {
   usageLocation: string | null;
   employeeId: string | null;
   onPremisesImmutableId: string | null;
+  /** true: synced from on-premises AD, which owns its attributes (graph/synced-user-rules.ts). */
+  onPremisesSyncEnabled: boolean | null;
+  /** Written by Entra Connect Sync's default rule; its presence blocks a B2B invitation (graph/b2b-prerequisites.ts). */
+  onPremisesUserPrincipalName: string | null;
+  /** Beta-only: stamped when the user was converted from external to internal (graph/conversion-routes.ts). */
+  externalUserConvertedOn: string | null;
+  /** The service plans licensed to the user; an enabled `exchange` plan provisions a mailbox (seed.ts). */
+  assignedPlans: AssignedPlan[];
   createdDateTime: string;
+}
+
+/** A Graph `assignedPlan` (https://learn.microsoft.com/graph/api/resources/assignedplan). */
+export interface AssignedPlan {
+  assignedDateTime: string;
+  capabilityStatus: "Enabled" | "Warning" | "Suspended" | "Deleted" | "LockedOut";
+  /** e.g. `exchange`. */
+  service: string;
+  servicePlanId: string;
 }
 
 export interface UserIdentity {
@@ -91,6 +108,8 @@ export interface ExchangeRecipient {
   LegacyExchangeDN: string;
   ExternalDirectoryObjectId: string | null;
   EmailAddressPolicyEnabled: boolean;
+  /** What Get-User shows: `UserMailbox` for a mail user that once had a mailbox (exchange/get-user-cmdlet.ts). */
+  PreviousRecipientTypeDetails: string | null;
   Members: string[];
 }
 

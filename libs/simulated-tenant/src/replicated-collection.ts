@@ -12,16 +12,52 @@ interface Version<T> {
 
 export type ReadView = "replica" | "primary";
 
+/**
+ * How a replica read picks among the versions written in the last `delayMs`:
+ * - `settled`: none of them (one fixed lag, the same for every read);
+ * - `flapping`: any of them or the last one before them, drawn at random for each read, because
+ *   each read is served by whichever replica answers and replicas catch up independently: a read
+ *   after a write may show the new value, then the old one, then the new one. Microsoft:
+ *   "Microsoft Entra operates on top of a multi-region, multi-replica directory architecture ...
+ *   Reads are served from nearby replicas for performance, while writes are replicated
+ *   asynchronously" (https://devblogs.microsoft.com/identity/designing-for-eventual-consistency-for-microsoft-entra/).
+ */
+export type ReplicaReads = "settled" | "flapping";
+
 export class ReplicatedCollection<T> {
   readonly #versions = new Map<string, Version<T>[]>();
   readonly #keyOf: (value: T) => string;
   readonly #delayMs: () => number;
   readonly #now: () => number;
+  readonly #reads: () => ReplicaReads;
+  readonly #random: () => number;
 
-  constructor(options: { keyOf: (value: T) => string; delayMs: () => number; now: () => number }) {
+  constructor(options: {
+    keyOf: (value: T) => string;
+    delayMs: () => number;
+    now: () => number;
+    /** Default `settled`. */
+    reads?: () => ReplicaReads;
+    /** For `flapping`: which replica answers a read (default Math.random). */
+    random?: () => number;
+  }) {
     this.#keyOf = options.keyOf;
     this.#delayMs = options.delayMs;
     this.#now = options.now;
+    this.#reads = options.reads ?? (() => "settled");
+    this.#random = options.random ?? Math.random;
+  }
+
+  /**
+   * When the object under `key` was created (its first version since it last did not exist), or
+   * undefined when it does not exist on the primary.
+   */
+  createdAt(key: string): number | undefined {
+    const versions = this.#versions.get(key);
+    if (versions === undefined || versions.at(-1)?.value === undefined) return undefined;
+    let index = versions.length - 1;
+    while (index > 0 && versions[index - 1]!.value !== undefined) index--;
+    return versions[index]!.writtenAt;
   }
 
   /** Replica view by default; pass "primary" for the latest write (uniqueness checks, writes). */
@@ -72,11 +108,20 @@ export class ReplicatedCollection<T> {
   #pick(versions: readonly Version<T>[], view: ReadView): Version<T> | undefined {
     if (view === "primary") return cloneVersion(versions.at(-1));
     const visibleBefore = this.#now() - this.#delayMs();
+    let settled = -1;
     for (let index = versions.length - 1; index >= 0; index--) {
-      const version = versions[index]!;
-      if (version.writtenAt <= visibleBefore) return cloneVersion(version);
+      if (versions[index]!.writtenAt <= visibleBefore) {
+        settled = index;
+        break;
+      }
     }
-    return undefined;
+    const recent = versions.length - 1 - settled;
+    if (recent > 0 && this.#reads() === "flapping") {
+      // One of the recent versions, or the settled one (-1: not there yet), at random.
+      const pick = settled + Math.floor(this.#random() * (recent + 1));
+      return pick < 0 ? undefined : cloneVersion(versions[pick]);
+    }
+    return settled < 0 ? undefined : cloneVersion(versions[settled]);
   }
 }
 

@@ -5,6 +5,8 @@ import { z } from "zod";
 import type { DirectoryGroup, DirectoryUser, ExchangeRecipient, RecipientTypeDetails } from "./model.ts";
 import type { TenantState } from "./tenant-state.ts";
 import { newDirectoryUser } from "./directory-user.ts";
+import { provisionLicensedMailUser } from "./exchange/license-provisioning.ts";
+import { tenantAppSettingsSchema } from "./tenant-app.ts";
 
 /**
  * What a simulated tenant starts with: a JSON file in this shape, or a CSV with one user per row
@@ -15,6 +17,13 @@ const identitySchema = z.object({
   signInType: z.string(),
   issuer: z.string(),
   issuerAssignedId: z.string().nullable().default(null),
+});
+
+const assignedPlanSchema = z.object({
+  service: z.string().min(1),
+  capabilityStatus: z.enum(["Enabled", "Warning", "Suspended", "Deleted", "LockedOut"]).default("Enabled"),
+  servicePlanId: z.string().min(1).default("efb87545-963c-4e0d-99df-69c6916d9eb0"),
+  assignedDateTime: z.string().default("2026-01-01T00:00:00Z"),
 });
 
 export const seedUserSchema = z.object({
@@ -38,6 +47,12 @@ export const seedUserSchema = z.object({
   usageLocation: z.string().nullable().default(null),
   employeeId: z.string().nullable().default(null),
   onPremisesImmutableId: z.string().nullable().default(null),
+  /** true: a user synced from on-premises AD (Graph refuses changes to its synced attributes). */
+  onPremisesSyncEnabled: z.boolean().nullable().default(null),
+  /** Set by Entra Connect Sync's default rule; blocks inviting the user to B2B. */
+  onPremisesUserPrincipalName: z.string().nullable().default(null),
+  /** Licensed service plans; an enabled `exchange` plan gives a MailUser without ExchangeGuid a mailbox. */
+  assignedPlans: z.array(assignedPlanSchema).default([]),
 });
 
 export const seedGroupSchema = z.object({
@@ -78,6 +93,8 @@ export const seedRecipientSchema = z.object({
   /** The Entra object this recipient belongs to: an id or a UPN from `users`. */
   ExternalDirectoryObjectId: z.string().nullable().default(null),
   EmailAddressPolicyEnabled: z.boolean().default(false),
+  /** As Get-User shows it: `UserMailbox` for a mail user that had a mailbox before. */
+  PreviousRecipientTypeDetails: z.string().nullable().default(null),
   /** Group recipients: member Names, addresses or Guids. */
   Members: z.array(z.string()).default([]),
 });
@@ -88,6 +105,8 @@ export const tenantSeedSchema = z.object({
   users: z.array(seedUserSchema).default([]),
   groups: z.array(seedGroupSchema).default([]),
   recipients: z.array(seedRecipientSchema).default([]),
+  /** The worker app's grants and tenant settings (tenant-app.ts); default: all it needs. */
+  app: tenantAppSettingsSchema.optional(),
 });
 export type TenantSeed = z.infer<typeof tenantSeedSchema>;
 export type TenantSeedInput = z.input<typeof tenantSeedSchema>;
@@ -265,9 +284,11 @@ export function applySeed(state: TenantState, seed: TenantSeed): void {
       ExternalDirectoryObjectId:
         input.ExternalDirectoryObjectId === null ? null : userIdOf(input.ExternalDirectoryObjectId),
       EmailAddressPolicyEnabled: input.EmailAddressPolicyEnabled,
+      PreviousRecipientTypeDetails: input.PreviousRecipientTypeDetails,
       Members: [...input.Members],
     };
   });
+  for (const recipient of recipients) provisionLicensedMailUser(state, recipient);
   // Group members may name recipients by Name or address: resolved once all recipients exist.
   const resolveMember = (reference: string, index: number, group: ExchangeRecipient): string => {
     const wanted = reference.toLowerCase();

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { realServicePrerequisiteRules } from "./prerequisite-rules.ts";
 import { startSimulatedTenant, type SimulatedTenant } from "./simulated-tenant.ts";
 
 let tenant: SimulatedTenant | undefined;
@@ -21,8 +22,9 @@ describe("simulated tenant server", () => {
       method: "POST",
     });
     expect(exchange.status).toBe(401);
-    const body = (await exchange.json()) as { error: { message: string } };
-    expect(body.error.message.split("|")[1]).toBe("System.UnauthorizedAccessException");
+    const body = (await exchange.json()) as { error: { message: string; details: { message: string }[] } };
+    expect(body.error.message).toBe("Error executing cmdlet");
+    expect(body.error.details[0]!.message.split("|")[1]).toBe("System.UnauthorizedAccessException");
   });
 
   it("throttles armed requests with 429 or 503 and Retry-After, in each API's error shape", async () => {
@@ -63,12 +65,19 @@ describe("simulated tenant server", () => {
         body: JSON.stringify(body),
       });
     const updated = await put({ replicationDelayMs: 250, throttleRate: 0.5 });
-    expect(await updated.json()).toEqual({
+    expect(await updated.json()).toMatchObject({
       replicationDelayMs: 250,
       throttleRate: 0.5,
       retryAfterSeconds: 1,
+      prerequisites: realServicePrerequisiteRules,
     });
     expect(tenant.state.replicationDelayMs).toBe(250);
+    const relaxed = await put({ prerequisites: { invitationRequiresExternalMail: false } });
+    expect(((await relaxed.json()) as { prerequisites: unknown }).prerequisites).toEqual({
+      ...realServicePrerequisiteRules,
+      invitationRequiresExternalMail: false,
+    });
+    expect((await put({ prerequisites: { noSuchRule: true } })).status).toBe(400);
 
     const refused = await put({ throttleRate: 2 });
     expect(refused.status).toBe(400);

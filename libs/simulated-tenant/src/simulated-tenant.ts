@@ -2,13 +2,20 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { exchangeErrorBody, graphErrorBody } from "./error-bodies.ts";
+import { profileSettings, seededRandom, type SimulatorProfile, type TenantBehaviours } from "./behaviours.ts";
+import { ExchangeConcurrencyThrottle, sendConcurrencyRefusal } from "./exchange/concurrency-throttle.ts";
 import { exchangeRoutes } from "./exchange/exchange-routes.ts";
 import { FaultInjector, type SimulatedApi, type ThrottleSettings } from "./faults.ts";
 import { graphRoutes } from "./graph/graph-routes.ts";
 import { adminRoutes } from "./admin-routes.ts";
+import type { PrerequisiteRules } from "./prerequisite-rules.ts";
 import { applySeed, parseTenantSeed, type TenantSeed, type TenantSeedInput } from "./seed.ts";
 import type { SimulatorContext } from "./simulator-context.ts";
 import { TenantState } from "./tenant-state.ts";
+import { TenantApp } from "./tenant-app.ts";
+import { appPermissionGate } from "./graph/app-permission-gate.ts";
+import { tenantAppRoutes } from "./graph/tenant-app-routes.ts";
+import { exchangeAppGate } from "./exchange/exchange-app-gate.ts";
 
 export interface SimulatedTenantOptions {
   /** Defaults to 127.0.0.1: the simulator has no authentication worth the name. */
@@ -17,9 +24,20 @@ export interface SimulatedTenantOptions {
   readonly port?: number;
   /** Parsed and validated here: a plain object in the seed file's shape will do. */
   readonly seed?: TenantSeed | TenantSeedInput;
-  /** A write becomes visible to reads this long after it was made (default 0). */
+  /**
+   * `chaos`: replica flapping, 404 after create and Exchange concurrency refusals (behaviours.ts).
+   * Options given beside it win over what it sets. Default `default`.
+   */
+  readonly profile?: SimulatorProfile;
+  /** A write becomes visible to reads this long after it was made (default 0, or the profile's). */
   readonly replicationDelayMs?: number;
   readonly throttle?: ThrottleSettings;
+  /** Service behaviours to switch; the rest are the profile's (as the real service by default). */
+  readonly behaviours?: Partial<TenantBehaviours>;
+  /** Seeds every random draw (replica picks, throttling), so a chaos run can be reproduced. */
+  readonly randomSeed?: number;
+  /** B2B and mailbox-move prerequisites; every rule defaults to the real service's (prerequisite-rules.ts). */
+  readonly prerequisites?: Partial<PrerequisiteRules>;
   readonly now?: () => number;
   readonly random?: () => number;
 }
@@ -30,6 +48,10 @@ export interface SimulatedTenant {
   readonly tenantId: string;
   readonly state: TenantState;
   readonly faults: FaultInjector;
+  /** Exchange's per-tenant concurrency refusals (arm them, count them). */
+  readonly exchangeConcurrency: ExchangeConcurrencyThrottle;
+  /** The worker app's grants and the tenant settings the pre-flight check reads (tenant-app.ts). */
+  readonly app: TenantApp;
   /** Empties the tenant and applies the seed again (or the one given). */
   reset(seed?: TenantSeed | TenantSeedInput): void;
   close(): Promise<void>;
@@ -46,30 +68,50 @@ export const defaultSimulatedDomain = "fabrikam.example";
  */
 export async function startSimulatedTenant(options: SimulatedTenantOptions = {}): Promise<SimulatedTenant> {
   const seed = options.seed === undefined ? undefined : parseTenantSeed(options.seed, "options");
+  const profile = profileSettings(options.profile ?? "default");
+  const random =
+    options.random ?? (options.randomSeed === undefined ? Math.random : seededRandom(options.randomSeed));
   const state = new TenantState({
     tenantId: seed?.tenantId ?? defaultSimulatedTenantId,
     domains: seed?.domains ?? [defaultSimulatedDomain],
-    replicationDelayMs: options.replicationDelayMs ?? 0,
+    replicationDelayMs: options.replicationDelayMs ?? profile.replicationDelayMs,
     now: options.now ?? Date.now,
+    behaviours: { ...profile.behaviours, ...options.behaviours },
+    random,
+    prerequisites: options.prerequisites,
   });
   if (seed !== undefined) applySeed(state, seed);
-  const faults = new FaultInjector(options.throttle ?? { rate: 0, retryAfterSeconds: 1 }, options.random);
-  const context: SimulatorContext = { state, faults };
+  const faults = new FaultInjector(
+    options.throttle ?? { rate: profile.throttleRate, retryAfterSeconds: 1 },
+    random,
+  );
+  const exchangeConcurrency = new ExchangeConcurrencyThrottle(
+    () => state.behaviours.exchangeConcurrencyRate,
+    random,
+  );
+  // The invitation policy is one of the tenant's behaviours (state.behaviours.allowInvitesFrom):
+  // the app's settings read and write it there, so the check and the invitations agree.
+  const tenantApp = new TenantApp(state);
+  if (seed?.app !== undefined) tenantApp.apply(seed.app);
+  const context: SimulatorContext = { state, faults, exchangeConcurrency, app: tenantApp };
   let currentSeed = seed;
   const reset = (next?: TenantSeed | TenantSeedInput): void => {
     if (next !== undefined) currentSeed = parseTenantSeed(next, "reset");
     state.clear();
+    tenantApp.reset();
     if (currentSeed !== undefined) applySeed(state, currentSeed);
+    if (currentSeed?.app !== undefined) tenantApp.apply(currentSeed.app);
   };
 
   const app = express();
   app.disable("x-powered-by");
   app.use("/_simulator", express.json(), adminRoutes(context, reset));
-  app.use(["/v1.0", "/beta"], gate("graph", faults));
-  app.use("/adminapi", gate("exchange", faults));
+  app.use(["/v1.0", "/beta"], gate("graph", context), appPermissionGate(tenantApp));
+  app.use("/adminapi", gate("exchange", context));
   app.use(express.json({ limit: "1mb" }));
   app.use(graphRoutes(context));
-  app.use("/adminapi", exchangeRoutes(context));
+  app.use(["/v1.0", "/beta"], tenantAppRoutes(context));
+  app.use("/adminapi", exchangeAppGate(context), exchangeRoutes(context));
   app.use(notFound);
   app.use(onError);
 
@@ -81,6 +123,8 @@ export async function startSimulatedTenant(options: SimulatedTenantOptions = {})
     tenantId: state.tenantId,
     state,
     faults,
+    exchangeConcurrency,
+    app: tenantApp,
     reset,
     close: () =>
       new Promise<void>((resolve, reject) => {
@@ -91,7 +135,7 @@ export async function startSimulatedTenant(options: SimulatedTenantOptions = {})
 }
 
 /** Authentication, then injected throttling, in the answer shape of the API being called. */
-function gate(api: SimulatedApi, faults: FaultInjector) {
+function gate(api: SimulatedApi, { faults, exchangeConcurrency }: SimulatorContext) {
   return (request: Request, response: Response, next: NextFunction): void => {
     const authorization = request.header("authorization") ?? "";
     if (!/^Bearer \S+/.test(authorization)) {
@@ -131,6 +175,10 @@ function gate(api: SimulatedApi, faults: FaultInjector) {
                 throttled ? "TooManyRequests" : "ServiceUnavailable",
               ),
         );
+      return;
+    }
+    if (api === "exchange" && exchangeConcurrency.next()) {
+      sendConcurrencyRefusal(response);
       return;
     }
     next();

@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { DirectoryGroup, DirectoryUser, ExchangeRecipient, Invitation, TenantChange } from "./model.ts";
+import { realServiceBehaviours, type TenantBehaviours } from "./behaviours.ts";
+import { realServicePrerequisiteRules, type PrerequisiteRules } from "./prerequisite-rules.ts";
 import { ReplicatedCollection } from "./replicated-collection.ts";
 
 export interface TenantStateOptions {
@@ -8,6 +10,12 @@ export interface TenantStateOptions {
   readonly domains: readonly string[];
   readonly replicationDelayMs: number;
   readonly now: () => number;
+  /** Default: as the real service (behaviours.ts). */
+  readonly behaviours?: TenantBehaviours;
+  /** Which replica answers a flapping read (default Math.random; seeded for a reproducible run). */
+  readonly random?: () => number;
+  /** Defaults to the real service's rules (prerequisite-rules.ts). */
+  readonly prerequisites?: Partial<PrerequisiteRules>;
 }
 
 /**
@@ -26,18 +34,34 @@ export class TenantState {
   readonly now: () => number;
   /** Changeable at run time (PUT /_simulator/settings). */
   replicationDelayMs: number;
+  /** Changeable at run time (tests, PUT /_simulator/settings). */
+  behaviours: TenantBehaviours;
+  /** B2B and mailbox-move prerequisites; changeable at run time (PUT /_simulator/settings). */
+  prerequisites: PrerequisiteRules;
   readonly #changes: TenantChange[] = [];
 
   constructor(options: TenantStateOptions) {
     this.tenantId = options.tenantId;
     this.domains = options.domains;
     this.replicationDelayMs = options.replicationDelayMs;
+    this.prerequisites = { ...realServicePrerequisiteRules, ...options.prerequisites };
     this.now = options.now;
-    const common = { delayMs: () => this.replicationDelayMs, now: options.now };
+    this.behaviours = options.behaviours ?? realServiceBehaviours;
+    const common = {
+      delayMs: () => this.replicationDelayMs,
+      now: options.now,
+      reads: () => this.behaviours.replicaReads,
+      random: options.random ?? Math.random,
+    };
     this.users = new ReplicatedCollection({ keyOf: (user) => user.id, ...common });
     this.groups = new ReplicatedCollection({ keyOf: (group) => group.id, ...common });
     this.invitations = new ReplicatedCollection({ keyOf: (invitation) => invitation.id, ...common });
     this.recipients = new ReplicatedCollection({ keyOf: (recipient) => recipient.Guid, ...common });
+  }
+
+  /** How long a new object stays unknown to the replica that takes a write referring to it. */
+  get writeLagMs(): number {
+    return this.behaviours.writeLagMs ?? this.replicationDelayMs;
   }
 
   newId(): string {

@@ -1,6 +1,7 @@
 import { constants } from "node:fs";
 import { open, readlink, realpath, type FileHandle } from "node:fs/promises";
-import { isAbsolute, posix, relative, resolve, sep, win32 } from "node:path";
+import { isAbsolute, posix, resolve, win32 } from "node:path";
+import { isReallyWithin, isWithin } from "@matoolkit/domain/path-containment";
 
 /**
  * Where a runbook's `csv` source may read: only below one directory (MATOOLKIT_CSV_DIR). The
@@ -23,43 +24,20 @@ export function checkCsvPathText(path: string): CsvPathCheck {
   return { ok: true, relativePath: path };
 }
 
-function isInside(root: string, candidate: string): boolean {
-  const rel = relative(root, candidate);
-  return rel !== "" && !rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel);
-}
-
 const escapes = "leads outside the CSV directory (MATOOLKIT_CSV_DIR) through a symbolic link";
 
 /**
  * Publish time: the text checks, then symlinks resolved as far as the path exists today (the
- * file itself may be dropped in later, and the scheduler may run on another host).
+ * file, or the whole directory, may be created later, and the scheduler may run on another host).
  */
 export async function checkCsvPath(csvDir: string, path: string): Promise<CsvPathCheck> {
   const text = checkCsvPathText(path);
   if (!text.ok) return text;
-  const root = await realpath(csvDir).catch(() => resolve(csvDir));
-  const real = await realpathAsFarAsItExists(resolve(root, path));
-  return isInside(root, real) ? text : { ok: false, problem: escapes };
-}
-
-/** realpath() of the part that exists, the rest appended; a dangling link is followed by hand. */
-async function realpathAsFarAsItExists(target: string, depth = 0): Promise<string> {
-  let existing = target;
-  const missing: string[] = [];
-  for (;;) {
-    try {
-      return resolve(await realpath(existing), ...missing);
-    } catch {
-      const link = await readlink(existing).catch(() => undefined);
-      // A link whose target does not exist yet still points somewhere: follow it (bounded, as the OS does).
-      if (link !== undefined && depth < 40) {
-        return realpathAsFarAsItExists(resolve(existing, "..", link, ...missing), depth + 1);
-      }
-      const parent = resolve(existing, "..");
-      if (parent === existing) return target;
-      missing.unshift(relative(parent, existing));
-      existing = parent;
-    }
+  try {
+    return isReallyWithin(csvDir, resolve(csvDir, path)) ? text : { ok: false, problem: escapes };
+  } catch {
+    // A symlink loop: its message names server paths, which the runbook's author must not see.
+    return { ok: false, problem: "cannot be resolved (a loop of symbolic links)" };
   }
 }
 
@@ -75,11 +53,11 @@ export async function openCsvBelow(csvDir: string, path: string): Promise<FileHa
   if (!text.ok) throw new CsvPathRefused(text.problem);
   const root = await realpath(csvDir);
   const real = await realpath(resolve(root, path));
-  if (!isInside(root, real)) throw new CsvPathRefused(escapes);
+  if (!isWithin(root, real)) throw new CsvPathRefused(escapes);
   const handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW);
   try {
     const opened = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => real);
-    if (!isInside(root, opened)) throw new CsvPathRefused(escapes);
+    if (!isWithin(root, opened)) throw new CsvPathRefused(escapes);
     return handle;
   } catch (error) {
     await handle.close();

@@ -156,4 +156,39 @@ describe("csv data source confinement (MATOOLKIT_CSV_DIR)", () => {
     // A link to a file that does not exist yet still points outside.
     expect(await problems("dangling.csv")).toHaveLength(1);
   });
+
+  it("judges a CSV directory not created yet by its real path (reached through a symlink), as the read will", async () => {
+    // The scheduler may read on another host: at publish the directory itself may not exist here.
+    const linkedParent = join(outside, "linked-parent");
+    await symlink(baseDir, linkedParent);
+    const notYet = createDataSourceClient({ env: {}, baseDir: join(linkedParent, "not-yet") });
+    expect(await notYet.accessProblems(source("members.csv"))).toEqual([]);
+    // Once it exists, a symlink in it that points out is refused at publish and at read.
+    await mkdir(join(baseDir, "not-yet"));
+    await symlink(join(outside, "secret.csv"), join(baseDir, "not-yet", "secret.csv"));
+    expect(await notYet.accessProblems(source("secret.csv"))).toEqual([
+      {
+        field: "path",
+        message: "csv path leads outside the CSV directory (MATOOLKIT_CSV_DIR) through a symbolic link",
+      },
+    ]);
+    await expect(notYet.query(source("secret.csv"))).rejects.toThrow(/through a symbolic link/u);
+  });
+
+  it("refuses a loop of symlinks at publish without naming the server's directories", async () => {
+    await symlink(join(baseDir, "data", "loop-b"), join(baseDir, "data", "loop-a"));
+    await symlink(join(baseDir, "data", "loop-a"), join(baseDir, "data", "loop-b"));
+    const problems = await client().accessProblems(source("loop-a/x.csv"));
+    expect(problems).toEqual([
+      { field: "path", message: "csv path cannot be resolved (a loop of symbolic links)" },
+    ]);
+    expect(JSON.stringify(problems)).not.toContain(baseDir);
+  });
+
+  it("reads a file whose name begins with two dots, which is a name and not a climb", async () => {
+    await writeFile(join(baseDir, "data", "..members.csv"), "upn\nd@contoso.com\n");
+    const { batchTimeColumn: _none, ...withoutTime } = source("..members.csv");
+    expect(await client().query(withoutTime)).toEqual([{ upn: "d@contoso.com" }]);
+    expect(await client().accessProblems(source("..members.csv"))).toEqual([]);
+  });
 });

@@ -10,6 +10,7 @@ import { phaseStepsCreatedMigration } from "./0008_phase_steps_created.ts";
 import { operationsMigration } from "./0009_operations.ts";
 import { operatorIdempotencyMigration } from "./0011_operator_idempotency.ts";
 import { notificationsMigration } from "./0010_notifications.ts";
+import { webhookTombstonesMigration } from "./0012_webhook_tombstones_sealed_secrets.ts";
 
 /** Applied in key order by migrate.ts; names sort lexically, hence the zero-padded prefix. */
 export const migrations: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   "0009_operations": operationsMigration,
   "0011_operator_idempotency": operatorIdempotencyMigration,
   "0010_notifications": notificationsMigration,
+  "0012_webhook_tombstones_sealed_secrets": webhookTombstonesMigration,
 };

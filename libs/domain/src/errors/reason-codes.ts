@@ -34,6 +34,26 @@ export const reasonCodes = {
   graphUnauthorized: "graph.unauthorized",
   /** Graph could not be reached, or answered 5xx; transient. */
   graphUnavailable: "graph.unavailable",
+  /**
+   * Graph answered "not found" for an object the step had just read: the directory replica that
+   * took the write has not seen it yet (created moments ago). Retryable: a later attempt succeeds.
+   */
+  graphReplicationLag: "graph.replication_lag",
+  /**
+   * Graph refused to change the membership of a mail-enabled security group or distribution list:
+   * Exchange Online manages those (Add-/Remove-DistributionGroupMember). Permanent.
+   */
+  graphMailEnabledGroup: "graph.mail_enabled_group",
+  /**
+   * Graph refused to change attributes of a user synced from on-premises Active Directory: change
+   * them there (the sync writes them to Entra ID). Permanent.
+   */
+  graphOnPremisesMastered: "graph.on_premises_mastered",
+  /**
+   * The tenant's external collaboration settings (authorizationPolicy allowInvitesFrom) refuse B2B
+   * invitations from the worker's app. Permanent until an administrator changes the setting.
+   */
+  graphInvitationsNotAllowed: "graph.invitations_not_allowed",
   /** An Exchange Online cmdlet failed. */
   exchangeError: "exchange.error",
   /** Exchange Online throttled the request (HTTP 429) and retries ran out. */
@@ -50,6 +70,37 @@ export const reasonCodes = {
   exchangeConflict: "exchange.conflict",
   /** Exchange Online could not be reached, or answered 5xx; transient. */
   exchangeUnavailable: "exchange.unavailable",
+  /**
+   * The target of a cross-tenant mailbox move is a mailbox, or a mail user that once had one
+   * (Get-User PreviousRecipientTypeDetails): the move needs a MailUser that never had a mailbox.
+   * Permanent: clean the object up first (Set-User -PermanentlyClearPreviousMailboxInfo).
+   */
+  exchangeTargetHadMailbox: "exchange.target_had_mailbox",
+  /**
+   * The target mail user holds an Exchange Online license before its ExchangeGuid is stamped: a
+   * license first provisions a new mailbox. Permanent: remove the license, stamp, then license.
+   */
+  exchangeLicensedBeforeGuids: "exchange.licensed_before_guids",
+  /**
+   * Inviting an internal user to B2B needs its `mail` set to the external address first. Permanent
+   * until the mail attribute is corrected.
+   */
+  entraInvitationMailMismatch: "entra.invitation_mail_mismatch",
+  /**
+   * Entra refuses to invite a user synced from on-premises (onPremisesUserPrincipalName set) to B2B.
+   * Permanent until the sync rule stops writing the attribute.
+   */
+  entraInvitationSyncedUser: "entra.invitation_synced_user",
+  /**
+   * The user's B2B invitation is still pending (not redeemed): it does not authenticate externally
+   * yet, so it cannot be converted to internal. Permanent for this run; convert after redemption.
+   */
+  entraInvitationPending: "entra.invitation_pending",
+  /**
+   * The user authenticates with this tenant and was never converted (no external identity, no
+   * externalUserConvertedOn): there is nothing to convert. Permanent.
+   */
+  entraNotExternallyAuthenticated: "entra.not_externally_authenticated",
   /** The worker has no target tenant configured, so a tenant function cannot run. */
   tenantNotConfigured: "tenant.not_configured",
   /** No token could be obtained for the target tenant (certificate, secret or managed identity refused). */

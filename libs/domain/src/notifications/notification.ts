@@ -146,10 +146,16 @@ export function notificationIdFor(type: NotificationType, entityId: number, even
  * shown by GET /api/webhooks/{id}/deliveries. The URL and the answer's body are never recorded.
  */
 export const webhookErrorCodes = {
-  /** No answer within the deadline (10 s). */
+  /** No longer written (issue 25): a timeout is `webhook.unreachable` like every other no-answer; kept for old rows. */
   timeout: "webhook.timeout",
-  /** The connection failed: DNS, refused, reset, TLS. */
+  /**
+   * No answer: the address was refused by the outbound policy, DNS failed, the connection was
+   * refused or reset, TLS failed, or the deadline passed. One code for all of them, so the
+   * delivery log cannot be used to scan the server's network; the server's log has the reason.
+   */
   unreachable: "webhook.unreachable",
+  /** The signing secret could not be opened (sealed with a key this process does not know): nothing sent. */
+  secretUnavailable: "webhook.secret_unavailable",
   /** A redirect (3xx): not followed, the configured URL must answer itself. */
   redirect: "webhook.redirect",
   /** Any other 4xx. */

@@ -1,56 +1,102 @@
 import { templateVariablesIn } from "../templates/syntax.ts";
+import { setOwn } from "./set-own.ts";
 
 /** What a masked value reads as. */
 export const MASKED = "***";
 
 /**
- * Names that say "this is a secret", matched case-insensitively anywhere in a parameter (or
- * template variable) name with `-`, `_`, `.` and spaces removed: `ClientSecret`, `password`,
- * `Admin_Pwd`, `api-key`, `RefreshToken`, `SigningKeyId`, `Credential`, `CertificatePfx`,
- * `ConnectionString`, `SasUrl`. Deliberately broad (`key` also hides a harmless `RoutingKey`): a
- * masked value costs the reader a look at the runbook, a shown secret cannot be taken back.
+ * THE list of names that say "this is a secret" (documented here only; ARCHITECTURE.md points
+ * here), matched case-insensitively anywhere in a parameter, column, template variable or result
+ * field name with `-`, `_`, `.` and spaces removed: `ClientSecret`, `password`, `Admin_Pwd`,
+ * `api-key`, `RefreshToken`, `SigningKeyId`, `Credential`, `CertificatePfx`, `ConnectionString`,
+ * `SasUrl`. Deliberately broad (`key` also hides a harmless `RoutingKey`): a masked value costs
+ * the reader a look at the runbook, a shown secret cannot be taken back. Names this list misses
+ * are marked in the runbook (`data_source.secret_columns`, a step's `secret_params`).
  */
 const SECRET_NAME =
   /secret|password|passwd|pwd|passphrase|token|key|credential|certificate|connectionstring|sasuri|sasurl/i;
 
+/** Answers by name, remembered: reads ask about the same few field names on every row. */
+const secretByName = new Map<string, boolean>();
+const MAX_REMEMBERED_NAMES = 10_000;
+
 export function isSecretName(name: string): boolean {
-  return SECRET_NAME.test(name.replace(/[-_.\s]/g, ""));
+  let secret = secretByName.get(name);
+  if (secret === undefined) {
+    secret = SECRET_NAME.test(name.replace(/[-_.\s]/g, ""));
+    if (secretByName.size >= MAX_REMEMBERED_NAMES) secretByName.clear();
+    secretByName.set(name, secret);
+  }
+  return secret;
+}
+
+export interface SecretParamRules {
+  /** Whether a template variable is secret; the name list alone by default. */
+  readonly isSecretVariable?: (name: string) => boolean;
+  /** Top-level params marked `secret_params`. */
+  readonly secretParams?: readonly string[];
 }
 
 /**
- * Resolved step parameters as a dry-run may show them: the value of every property whose name
- * looks secret ({@link isSecretName}), at any depth, becomes `***`, and so does a value whose
- * template in the runbook (`original`, the step's params as written) names a secret-looking
- * variable (`Args: "-p {{AdminPassword}}"`). Arrays are walked; nothing else is changed.
+ * Step parameters as a read may show them: the value of every property whose name looks secret
+ * ({@link isSecretName}), at any depth, becomes `***`, as does a top-level param marked secret,
+ * and a value whose template in the runbook (`original`, the step's params as written) names a
+ * secret variable (`Args: "-p {{AdminPassword}}"`). Arrays are walked; nothing else is changed.
  */
 export function maskSecretParams(
   resolved: Readonly<Record<string, unknown>>,
   original: Readonly<Record<string, unknown>>,
+  rules: SecretParamRules = {},
 ): Record<string, unknown> {
-  return maskObject(resolved, original);
+  const isSecretVariable = rules.isSecretVariable ?? isSecretName;
+  const marked = new Set(rules.secretParams ?? []);
+  return maskObject(resolved, original, (name) => marked.has(name), isSecretVariable);
 }
 
-function maskObject(resolved: Readonly<Record<string, unknown>>, original: unknown): Record<string, unknown> {
+/**
+ * Template variables of a runbook string, remembered: reads mask every row with the same few
+ * runbook strings, and parsing them again per row was most of a page's masking time.
+ */
+const variablesOfText = new Map<string, readonly string[]>();
+const MAX_REMEMBERED_TEXTS = 10_000;
+
+function templateVariablesOf(text: string): readonly string[] {
+  if (!text.includes("{{")) return [];
+  let variables = variablesOfText.get(text);
+  if (variables === undefined) {
+    variables = templateVariablesIn(text);
+    if (variablesOfText.size >= MAX_REMEMBERED_TEXTS) variablesOfText.clear();
+    variablesOfText.set(text, variables);
+  }
+  return variables;
+}
+
+function maskObject(
+  resolved: Readonly<Record<string, unknown>>,
+  original: unknown,
+  isMarked: (name: string) => boolean,
+  isSecretVariable: (name: string) => boolean,
+): Record<string, unknown> {
   const masked: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(resolved)) {
     const source = isRecord(original) ? original[name] : undefined;
-    // defineProperty: a parameter literally named "__proto__" stays data.
-    Object.defineProperty(masked, name, {
-      value: isSecretName(name) ? MASKED : maskValue(value, source),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
+    setOwn(
+      masked,
+      name,
+      isSecretName(name) || isMarked(name) ? MASKED : maskValue(value, source, isSecretVariable),
+    );
   }
   return masked;
 }
 
-function maskValue(value: unknown, original: unknown): unknown {
-  if (typeof original === "string" && templateVariablesIn(original).some(isSecretName)) return MASKED;
+function maskValue(value: unknown, original: unknown, isSecretVariable: (name: string) => boolean): unknown {
+  if (typeof original === "string" && templateVariablesOf(original).some(isSecretVariable)) return MASKED;
   if (Array.isArray(value)) {
-    return value.map((item, index) => maskValue(item, Array.isArray(original) ? original[index] : undefined));
+    return value.map((item, index) =>
+      maskValue(item, Array.isArray(original) ? original[index] : undefined, isSecretVariable),
+    );
   }
-  if (isRecord(value)) return maskObject(value, original);
+  if (isRecord(value)) return maskObject(value, original, () => false, isSecretVariable);
   return value;
 }
 

@@ -25,6 +25,8 @@ export interface DataSourceConfig {
   batchTimeColumn?: string;
   batchTime?: "immediate";
   multiValuedColumns: MultiValuedColumn[];
+  /** Columns marked `secret_columns`: masked in every read model (mask-secrets.ts). */
+  secretColumns?: string[];
 }
 
 export interface RetryConfig {
@@ -43,6 +45,8 @@ export interface StepDefinition {
   /** May contain templates (`New-{{ObjectType}}`). */
   function: string;
   params: Record<string, unknown>;
+  /** Params marked `secret_params`: masked in every read model, as are the columns they use. */
+  secretParams?: string[];
   /** Template variable name → field of the worker's result. */
   outputParams: Record<string, string>;
   onFailure?: string;

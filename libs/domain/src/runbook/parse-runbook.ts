@@ -6,6 +6,7 @@ import type { RunbookDefinition } from "./model.ts";
 import type { RunbookProblem } from "./problems.ts";
 import { RunbookValidationError, compareProblems } from "./problems.ts";
 import { isMapping } from "./raw.ts";
+import { secretMarkerFindings } from "./secret-rules.ts";
 import { stepFindings } from "./step-rules.ts";
 import { unstorableTextFindings } from "./text-rules.ts";
 import { toRunbookDefinition } from "./to-model.ts";
@@ -47,7 +48,9 @@ export function parseRunbook(yamlText: string): ParseResult {
   const parsed = runbookYamlSchema.safeParse(raw, { reportInput: true });
   const findings = [
     ...(parsed.success ? [] : findingsFromZodIssues(parsed.error.issues)),
-    ...(isMapping(raw) ? [...dataSourceFindings(raw), ...stepFindings(raw)] : []),
+    ...(isMapping(raw)
+      ? [...dataSourceFindings(raw), ...stepFindings(raw), ...secretMarkerFindings(raw)]
+      : []),
     ...unstorableTextFindings(raw),
   ];
   if (findings.length > 0 || !parsed.success) {

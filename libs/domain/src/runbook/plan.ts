@@ -2,6 +2,8 @@ import { resolveStepPartially } from "../templates/resolve.ts";
 import { buildTemplateVariables } from "../templates/variables.ts";
 import { maskSecretParams } from "./mask-secrets.ts";
 import type { RunbookDefinition, StepDefinition } from "./model.ts";
+import { memberSecretValues, secretPolicyOf, type SecretPolicy } from "./secret-policy.ts";
+import { SecretValues } from "./secret-values.ts";
 
 /**
  * The dry-run plan of a runbook (issue 12, POST /api/runbooks/{name}/plan): for a member (or the
@@ -18,7 +20,7 @@ export interface PlannedStep {
   readonly workerId: string;
   /** Resolved where it can be; a name left for run time keeps its `{{template}}`. */
   readonly functionName: string;
-  /** Resolved the same way, with secret-looking values masked (mask-secrets.ts). */
+  /** Resolved the same way, with secret values masked (secret-policy.ts, as every read model). */
   readonly params: Record<string, unknown>;
   /** Variables the orchestrator would not find: the step would fail with template.unresolved. */
   readonly unresolved: readonly string[];
@@ -56,20 +58,36 @@ export function createRunbookPlanner(runbook: RunbookDefinition): RunbookPlanner
     });
   });
   const none: ReadonlySet<string> = new Set();
+  const policy = secretPolicyOf([runbook]);
 
   return {
     init: (batchStartTime) =>
-      runbook.init.map((step) => planStep(step, variablesOf(undefined, batchStartTime, none), none)),
-    member: (memberData, batchStartTime) =>
-      runbook.phases.map((phase, phaseIndex) => ({
+      runbook.init.map((step) =>
+        planStep(step, variablesOf(undefined, batchStartTime, none), none, {
+          policy,
+          values: SecretValues.none,
+        }),
+      ),
+    member: (memberData, batchStartTime) => {
+      const secrets = {
+        policy,
+        values: memberSecretValues(policy, { dataJson: memberData, workerDataJson: {} }),
+      };
+      // Built once per member for the steps no earlier step outputs to (most of them): a copy of
+      // the member's data per step was most of a large plan's garbage.
+      const withoutOutputs = variablesOf(memberData, batchStartTime, none);
+      return runbook.phases.map((phase, phaseIndex) => ({
         phase: phase.name,
         dueAt:
           batchStartTime === null ? null : new Date(batchStartTime.getTime() - phase.offsetMinutes * 60_000),
         steps: phase.steps.map((step, stepIndex) => {
           const later = outputsBefore[phaseIndex]![stepIndex]!;
-          return planStep(step, variablesOf(memberData, batchStartTime, later), later);
+          const variables =
+            later.size === 0 ? withoutOutputs : variablesOf(memberData, batchStartTime, later);
+          return planStep(step, variables, later, secrets);
         }),
-      })),
+      }));
+    },
   };
 }
 
@@ -89,6 +107,7 @@ function planStep(
   step: StepDefinition,
   variables: Readonly<Record<string, unknown>>,
   workerOutputs: ReadonlySet<string>,
+  secrets: { readonly policy: SecretPolicy; readonly values: SecretValues },
 ): PlannedStep {
   const resolved = resolveStepPartially(step, variables);
   const atRunTime = (name: string) =>
@@ -96,8 +115,13 @@ function planStep(
   return {
     step: step.name,
     workerId: step.workerId,
-    functionName: resolved.functionName,
-    params: maskSecretParams(resolved.params, step.params),
+    functionName: secrets.values.maskText(resolved.functionName),
+    params: secrets.values.mask(
+      maskSecretParams(resolved.params, step.params, {
+        isSecretVariable: secrets.policy.isSecretVariable,
+        secretParams: step.secretParams ?? [],
+      }),
+    ) as Record<string, unknown>,
     unresolved: resolved.missing.filter((name) => !atRunTime(name)),
     resolvedAtRunTime: resolved.missing.filter(atRunTime),
   };

@@ -28,6 +28,7 @@ function toStep(step: StepYaml): StepDefinition {
     params: step.params ?? {},
     outputParams: step.output_params ?? {},
   };
+  if (step.secret_params !== undefined) definition.secretParams = step.secret_params;
   if (step.on_failure !== undefined) definition.onFailure = step.on_failure;
   if (step.poll) {
     definition.poll = {
@@ -52,6 +53,7 @@ function toDataSource(source: RunbookYaml["data_source"]): DataSourceConfig {
   if (source.path !== undefined) config.path = source.path;
   if (source.batch_time_column !== undefined) config.batchTimeColumn = source.batch_time_column;
   if (source.batch_time !== undefined) config.batchTime = source.batch_time;
+  if (source.secret_columns !== undefined) config.secretColumns = source.secret_columns;
   return config;
 }
 

@@ -62,11 +62,19 @@ const workerIdText = z
     "must be letters, digits, '.', '_' or '-' (at most 63), starting with a letter or digit",
   );
 
+/**
+ * The explicit secret markers (`data_source.secret_columns`, a step's `secret_params`): lists of
+ * names, masked as `***` in every read model beside the names that look secret (mask-secrets.ts).
+ * secret-rules.ts checks what the names refer to.
+ */
+const secretNames = z.array(nonEmptyText);
+
 export const stepYamlSchema = strictMapping({
   name: nameText,
   worker_id: workerIdText,
   function: nonEmptyText,
   params: z.record(z.string(), z.unknown()).optional(),
+  secret_params: secretNames.optional(),
   output_params: z.record(z.string(), z.string()).optional(),
   on_failure: nameText.optional(),
   poll: pollYamlSchema.optional(),
@@ -93,6 +101,7 @@ export const dataSourceYamlSchema = strictMapping({
   multi_valued_columns: z
     .array(strictMapping({ name: nameText, format: z.enum(multiValuedFormats) }))
     .optional(),
+  secret_columns: secretNames.optional(),
 });
 
 export const runbookYamlSchema = strictMapping({

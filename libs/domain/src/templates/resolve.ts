@@ -19,6 +19,7 @@ function embed(value: unknown): string {
 }
 
 function substitute(text: string, variables: TemplateVariables, missing: Set<string>): string {
+  if (!text.includes("{{")) return text; // most values hold no template: skip the regex
   return text.replace(templatePattern(), (placeholder, name: string) => {
     const { found, value } = lookup(variables, name);
     if (found) return embed(value);
@@ -34,8 +35,10 @@ function resolveValue(value: unknown, variables: TemplateVariables, missing: Set
     if (sole === undefined) return substitute(value, variables, missing);
     const { found, value: resolved } = lookup(variables, sole);
     if (!found) missing.add(sole);
-    // Cloned so callers mutating resolved params cannot alter the member's data.
-    return found ? structuredClone(resolved) : value;
+    // Cloned so callers mutating resolved params cannot alter the member's data (a string or a
+    // number cannot be mutated: not cloned, which a plan of 100,000 members does 600,000 times).
+    if (!found) return value;
+    return typeof resolved === "object" && resolved !== null ? structuredClone(resolved) : resolved;
   }
   if (Array.isArray(value)) return value.map((item) => resolveValue(item, variables, missing));
   if (value !== null && typeof value === "object") {

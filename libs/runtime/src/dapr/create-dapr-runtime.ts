@@ -13,6 +13,7 @@ import { createDaprStateStore } from "./dapr-state-store.ts";
 import { createDelayedMessageTimers } from "./delayed-message-timers.ts";
 import { assertPubsubCanDelay, PubsubCannotDelayError } from "./pubsub-delay-capability.ts";
 import { createDeliveryLedger } from "./delivery-ledger.ts";
+import { waitForSidecarSubscriptions } from "./wait-for-subscriptions.ts";
 import { waitForSidecar } from "./wait-for-sidecar.ts";
 
 export type DaprTimersKind = "dapr-jobs" | "dapr-delayed-messages";
@@ -50,7 +51,10 @@ export interface DaprRuntime {
   readonly timers?: Timers;
   readonly idempotency?: IdempotencyStore;
   readonly app: DaprAppServer;
-  /** Resolves once the sidecar answered; until then /readyz says 503. */
+  /**
+   * Resolves once the sidecar answered and, with the Dapr bus, subscribed this app's topics at the
+   * broker; until then /readyz says 503 and the outbox relay publishes nothing.
+   */
   readonly sidecarReady: Promise<void>;
   /**
    * Opens the app port. Call it after every service subscribed: daprd reads the app's
@@ -86,7 +90,20 @@ export async function createDaprRuntime(options: DaprRuntimeOptions): Promise<Da
     if (error instanceof PubsubCannotDelayError)
       logger.error({ reason: "pubsub.cannot_delay" }, error.message);
   });
-  const sidecarReady = delayCapability.then(() => app.setReady(true));
+  // With the Dapr bus, ready also means subscribed: a message published before the sidecar
+  // subscribed this app's topics can be dropped by the broker (wait-for-subscriptions.ts), so the
+  // outbox relay publishes nothing before this resolves (boot-platform.ts).
+  const subscribed = options.ports.bus
+    ? delayCapability.then(() =>
+        waitForSidecarSubscriptions({
+          http,
+          subscriptionsRead: app.subscriptionsRead,
+          logger,
+          signal: abort.signal,
+        }),
+      )
+    : delayCapability;
+  const sidecarReady = subscribed.then(() => app.setReady(true));
   // A shutdown before the sidecar ever answered rejects this; nobody needs to hear about it.
   sidecarReady.catch(() => undefined);
 

@@ -1,5 +1,6 @@
 import { openRealSidecar, type RealSidecarFixture } from "@matoolkit/dapr-harness";
 import { topics } from "@matoolkit/domain";
+import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { createLogger } from "../logger.ts";
 import type { OutgoingMessage } from "../ports/index.ts";
@@ -157,5 +158,50 @@ describe(`Dapr adapters on real daprd (${version})`, { timeout: 120_000 }, () =>
       60_000,
     );
     expect(deadLetters[0]).toMatchObject({ data: { probe: true } });
+  });
+
+  it("authenticates both ways with DAPR_API_TOKEN and APP_API_TOKEN: strangers refused, the pair works", async () => {
+    const apiToken = randomBytes(24).toString("base64url");
+    const appApiToken = randomBytes(24).toString("base64url");
+    const fixture = await openRealSidecar({ version, env: process.env, apiToken, appApiToken });
+    cleanups.push(() => fixture.close());
+    const metadata = `${fixture.httpEndpoint}/v1.0/metadata`;
+    expect((await fetch(metadata)).status).toBe(401);
+    expect((await fetch(metadata, { headers: { "dapr-api-token": appApiToken } })).status).toBe(401);
+    expect((await fetch(metadata, { headers: { "dapr-api-token": apiToken } })).status).toBe(200);
+
+    const http = createDaprHttp({ httpEndpoint: fixture.httpEndpoint, apiToken });
+    const app = createDaprAppServer({ host: "127.0.0.1", port: fixture.appPort, logger, appApiToken });
+    cleanups.push(() => app.close());
+    const received: unknown[] = [];
+    app.announceSubscriptions(() => [
+      { pubsubname: "matoolkit-pubsub", topic: "probe", routes: { default: "/probe" } },
+    ]);
+    app.route("/probe", async (event) => {
+      received.push(event);
+      return "SUCCESS";
+    });
+    const { url } = await app.listen();
+    // A caller other than daprd (e.g. a webhook pointed at the app port) cannot deliver or trigger.
+    for (const path of ["/probe", "/job/scheduler-tick", "/dapr/subscribe"]) {
+      const stranger = await fetch(`${url}${path}`, { method: path === "/dapr/subscribe" ? "GET" : "POST" });
+      expect(stranger.status, path).toBe(401);
+    }
+    // The sidecar presents APP_API_TOKEN on its callbacks: the subscription is read, delivery lands.
+    await until(
+      async () => {
+        await http.request({
+          method: "POST",
+          path: "/v1.0/publish/matoolkit-pubsub/probe",
+          operation: "pubsub.publish",
+          json: { probe: "authenticated" },
+        });
+        return received.length;
+      },
+      (count) => count > 0,
+      "a delivery through the authenticated app channel",
+      60_000,
+    );
+    expect(received[0]).toMatchObject({ data: { probe: "authenticated" } });
   });
 });

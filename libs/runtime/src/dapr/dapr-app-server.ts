@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { createHash, timingSafeEqual } from "node:crypto";
 import type { Logger } from "../logger.ts";
 import { sendMetrics } from "../telemetry/metrics-endpoint.ts";
 import { processMetrics, type Metrics } from "../telemetry/metrics.ts";
@@ -34,6 +35,11 @@ export interface DaprAppServer {
   /** Handles `POST /job/{name}` for names starting with `prefix` (longest prefix wins). */
   onJobs(prefix: string, handler: JobHandler): void;
   setReady(ready: boolean): void;
+  /**
+   * Resolves the first time the sidecar reads `GET /dapr/subscribe`: it subscribes to the broker
+   * right after (wait-for-subscriptions.ts).
+   */
+  readonly subscriptionsRead: Promise<void>;
   listen(): Promise<{ readonly port: number; readonly url: string }>;
   readonly listening: boolean;
   close(): Promise<void>;
@@ -46,6 +52,8 @@ export function createDaprAppServer(options: DaprAppServerOptions): DaprAppServe
   const jobHandlers = new Map<string, JobHandler>();
   let ready = false;
   let server: Server | undefined;
+  let markSubscriptionsRead!: () => void;
+  const subscriptionsRead = new Promise<void>((resolve) => (markSubscriptionsRead = resolve));
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const path = new URL(request.url ?? "/", "http://app").pathname;
@@ -57,15 +65,19 @@ export function createDaprAppServer(options: DaprAppServerOptions): DaprAppServe
     if (request.method === "GET" && path === "/metrics") {
       return sendMetrics(options.metrics ?? processMetrics(), response);
     }
-    if (options.appApiToken !== undefined && request.headers["dapr-api-token"] !== options.appApiToken) {
+    if (
+      options.appApiToken !== undefined &&
+      !sameToken(request.headers["dapr-api-token"], options.appApiToken)
+    ) {
       return send(response, 401, { error: "missing or wrong dapr-api-token" });
     }
     if (request.method === "GET" && path === "/dapr/subscribe") {
-      return send(
+      send(
         response,
         200,
         providers.flatMap((provider) => provider()),
       );
+      return markSubscriptionsRead();
     }
     if (request.method === "POST" && routes.has(path)) {
       const body = await readJson(request);
@@ -106,6 +118,7 @@ export function createDaprAppServer(options: DaprAppServerOptions): DaprAppServe
     route: (path, handler) => void routes.set(path, handler),
     onJobs: (prefix, handler) => void jobHandlers.set(prefix, handler),
     setReady: (value) => void (ready = value),
+    subscriptionsRead,
     get listening() {
       return server !== undefined;
     },
@@ -155,4 +168,11 @@ async function readJson(request: IncomingMessage): Promise<unknown> {
 function send(response: ServerResponse, status: number, body: unknown): void {
   response.writeHead(status, { "content-type": "application/json" });
   response.end(JSON.stringify(body));
+}
+
+/** Compares in constant time (digests of equal length), so timing tells nothing of the token. */
+function sameToken(presented: string | string[] | undefined, expected: string): boolean {
+  if (typeof presented !== "string") return false;
+  const digest = (text: string) => createHash("sha256").update(text).digest();
+  return timingSafeEqual(digest(presented), digest(expected));
 }

@@ -87,6 +87,28 @@ describe("Dapr runtime against the stand-in sidecar", () => {
     expect((await fetch(`${appUrl}/readyz`)).status).toBe(200);
   });
 
+  it("turns ready only once its sidecar subscribed its topics: a broker drops what is published before", async () => {
+    broker = createStandInBroker();
+    const { runtime, sidecar, appUrl } = await openApp("subscribing-app");
+    await runtime.bus!.subscribe({ topic: topics.orchestratorEvents, name: "orchestrator" }, async () => {});
+    let ready = false;
+    void runtime.sidecarReady.then(() => (ready = true));
+    // The sidecar answers at once, but reads the app's subscriptions only once the app's port is open.
+    await waitUntil(async () =>
+      expect((await fetch(`${sidecar.url}/v1.0/healthz/outbound`)).status).toBe(204),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(ready).toBe(false);
+    expect(sidecar.subscriptions()).toEqual([]);
+
+    await runtime.start();
+    await runtime.sidecarReady;
+    expect(sidecar.subscriptions().map((subscription) => subscription.topic)).toContain(
+      topics.orchestratorEvents,
+    );
+    expect((await fetch(`${appUrl}/readyz`)).status).toBe(200);
+  });
+
   it("answers RETRY, never SUCCESS, when a handler throws, and SUCCESS once it succeeds", async () => {
     broker = createStandInBroker({ redeliveryDelayMs: 20 });
     const { runtime, sidecar } = await openApp("flaky-app");

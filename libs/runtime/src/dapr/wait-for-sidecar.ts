@@ -1,5 +1,6 @@
 import type { Logger } from "../logger.ts";
 import type { DaprHttp } from "./dapr-http.ts";
+import { pollSidecarHealth } from "./poll-sidecar-health.ts";
 
 export interface WaitForSidecarOptions {
   readonly http: DaprHttp;
@@ -19,47 +20,14 @@ export interface WaitForSidecarOptions {
  * waiting for the app.
  */
 export async function waitForSidecar(options: WaitForSidecarOptions): Promise<void> {
-  const { http, logger } = options;
-  const maxDelayMs = options.maxDelayMs ?? 5_000;
-  let delayMs = options.initialDelayMs ?? 100;
-  for (let attempt = 1; ; attempt += 1) {
-    options.signal?.throwIfAborted();
-    const problem = await probe(http);
-    if (problem === undefined) {
-      if (attempt > 1) logger.info({ attempts: attempt }, "Dapr sidecar is ready");
-      return;
-    }
-    // First miss, then every ~10th: enough to see why a pod is not ready without flooding logs.
-    if (attempt === 1 || attempt % 10 === 0) {
-      logger.warn(
-        { endpoint: http.address.httpEndpoint, attempt, problem },
-        "waiting for the Dapr sidecar; not ready until it answers",
-      );
-    }
-    await sleep(delayMs, options.signal);
-    delayMs = Math.min(maxDelayMs, delayMs * 2);
-  }
-}
-
-async function probe(http: DaprHttp): Promise<string | undefined> {
-  try {
-    await http.request({ method: "GET", path: "/v1.0/healthz/outbound", operation: "healthz.outbound" });
-    return undefined;
-  } catch (error) {
-    return error instanceof Error ? error.message : "unreachable";
-  }
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      "abort",
-      () => {
-        clearTimeout(timer);
-        reject(signal.reason);
-      },
-      { once: true },
-    );
+  const attempts = await pollSidecarHealth({
+    http: options.http,
+    path: "/v1.0/healthz/outbound",
+    logger: options.logger,
+    waitingMessage: "waiting for the Dapr sidecar; not ready until it answers",
+    signal: options.signal,
+    initialDelayMs: options.initialDelayMs ?? 100,
+    maxDelayMs: options.maxDelayMs ?? 5_000,
   });
+  if (attempts > 1) options.logger.info({ attempts }, "Dapr sidecar is ready");
 }

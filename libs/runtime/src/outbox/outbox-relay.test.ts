@@ -143,4 +143,30 @@ describe("outbox relay", () => {
       timeout: 3000,
     });
   });
+  it("publishes nothing before publishAfter resolves (the sidecar subscribed), then everything waiting", async () => {
+    const { bus, published } = recordingBus();
+    let subscribed!: () => void;
+    const publishAfter = new Promise<void>((resolve) => (subscribed = resolve));
+    const relay = await start({ bus, pollIntervalMs: 20, connectionString: database.url, publishAfter });
+    const waiting = messages(2);
+    await database.db.transaction().execute((trx) => enqueueOutbox(trx, waiting));
+    // Several polls and the NOTIFY have come and gone: the rows wait in the table.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(published).toEqual([]);
+    expect(await outboxCount()).toBe(2);
+
+    subscribed();
+    await relay.flush();
+    expect(published.map((entry) => entry.id).sort()).toEqual(waiting.map((m) => m.messageId).sort());
+    expect(await outboxCount()).toBe(0);
+  });
+
+  it("stops at once while still waiting for publishAfter, publishing nothing", async () => {
+    const { bus, published } = recordingBus();
+    const relay = await start({ bus, pollIntervalMs: 20, publishAfter: new Promise(() => undefined) });
+    await enqueueOutbox(database.db, messages(1));
+    await relay.stop();
+    expect(published).toEqual([]);
+    await sql`DELETE FROM outbox`.execute(database.db);
+  });
 });

@@ -22,6 +22,13 @@ export interface OutboxRelayOptions {
   readonly pollIntervalMs?: number;
   /** Rows locked and published (one `publishMany`) per transaction; 500 by default. */
   readonly batchSize?: number;
+  /**
+   * Nothing is published before this resolves (a rejection counts too: the bus then reports its
+   * own errors): on Dapr, until the sidecar subscribed this app's topics, or a broker such as
+   * RabbitMQ drops what has no subscription yet (dapr/wait-for-subscriptions.ts). Rows wait in
+   * the table meanwhile; stop() does not wait for it.
+   */
+  readonly publishAfter?: Promise<unknown>;
 }
 
 export interface OutboxRelay {
@@ -54,7 +61,12 @@ export async function startOutboxRelay(options: OutboxRelayOptions): Promise<Out
   let stopped = false;
   // Passes of this process run one after another, so flush() never returns while a background
   // pass still holds rows it has not published yet.
-  let queue: Promise<unknown> = Promise.resolve();
+  let releaseOnStop!: () => void;
+  const stopping = new Promise<void>((resolve) => (releaseOnStop = resolve));
+  let queue: Promise<unknown> =
+    options.publishAfter === undefined
+      ? Promise.resolve()
+      : Promise.race([options.publishAfter, stopping]).catch(() => undefined);
   let backgroundQueued = false;
 
   const exclusive = <T>(work: () => Promise<T>): Promise<T> => {
@@ -133,6 +145,7 @@ export async function startOutboxRelay(options: OutboxRelayOptions): Promise<Out
   return {
     async stop() {
       stopped = true;
+      releaseOnStop();
       clearInterval(poll);
       await listener?.close();
       await queue;

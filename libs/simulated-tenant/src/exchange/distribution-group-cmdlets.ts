@@ -2,17 +2,13 @@ import type { DirectoryGroup, ExchangeRecipient } from "../model.ts";
 import type { TenantState } from "../tenant-state.ts";
 import { invalidValue } from "./cmdlet-error.ts";
 import type { BoundParameters, CmdletDefinition, CmdletOutput } from "./cmdlet.ts";
-import type { MultiValue, ParameterSpec } from "./parameter-binding.ts";
+import { parametersOf } from "./exchange-online-parameters.ts";
+import type { MultiValue } from "./parameter-binding.ts";
 import { bareSmtp, looksLikeSmtp } from "./proxy-addresses.ts";
 import { read } from "./read-recipient-cmdlets.ts";
 import { recipientOutput, resolveRecipient } from "./recipient-lookup.ts";
 import { assertUniqueAddresses } from "./recipient-updates.ts";
 import { assertNameFree, removeRecipient, zeroGuid } from "./mail-user-cmdlets.ts";
-
-const bypass: Readonly<Record<string, ParameterSpec>> = {
-  BypassSecurityGroupManagerCheck: { kind: "switch" },
-  Confirm: { kind: "switch" },
-};
 
 /**
  * New-, Get- and Remove-DistributionGroup. As in Exchange Online, a distribution group comes with
@@ -22,24 +18,17 @@ const bypass: Readonly<Record<string, ParameterSpec>> = {
 export const distributionGroupCmdlets: readonly CmdletDefinition[] = [
   {
     name: "New-DistributionGroup",
-    parameters: {
-      Name: { kind: "string", mandatory: true },
-      Alias: { kind: "string" },
-      DisplayName: { kind: "string" },
-      PrimarySmtpAddress: { kind: "string" },
-      Type: { kind: "string" },
-      Members: { kind: "multi" },
-    },
+    parameters: parametersOf("New-DistributionGroup"),
     run: newGroup,
   },
   {
     name: "Get-DistributionGroup",
-    parameters: { Identity: { kind: "string" }, ResultSize: { kind: "resultSize" } },
+    parameters: parametersOf("Get-DistributionGroup"),
     run: (parameters, state) => read(parameters, state, "distributionGroup"),
   },
   {
     name: "Remove-DistributionGroup",
-    parameters: { Identity: { kind: "string", mandatory: true }, ...bypass },
+    parameters: parametersOf("Remove-DistributionGroup"),
     run: (parameters, state) => {
       const group = resolveRecipient(state, parameters.Identity as string, "distributionGroup", "primary");
       removeRecipient(state, group, "Remove-DistributionGroup");
@@ -84,6 +73,7 @@ function newGroup(parameters: BoundParameters, state: TenantState): CmdletOutput
     LegacyExchangeDN: `/o=ExchangeLabs/ou=Exchange Administrative Group (FYDIBOHF23SPDLT)/cn=Recipients/cn=${guid.replace(/-/g, "")}-${alias}`,
     ExternalDirectoryObjectId: groupId,
     EmailAddressPolicyEnabled: false,
+    PreviousRecipientTypeDetails: null,
     Members: members.map((member) => member.Guid),
   };
   assertUniqueAddresses(state, undefined, group);

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { startSimulatedTenant, type SimulatedTenant } from "../simulated-tenant.ts";
+import { exchangeOnlineParameters, onPremisesOnlyParameters } from "./exchange-online-parameters.ts";
 import { invokeCommand } from "./invoke-command.test-helper.ts";
 
 let tenant: SimulatedTenant | undefined;
@@ -63,27 +64,45 @@ describe("simulated Exchange admin API: recipients", () => {
     expect(tenant.state.users.get(mailUser.ExternalDirectoryObjectId, "primary")).toBeUndefined();
   });
 
+  it("answers a failed cmdlet as the service does: the typed string only in error.details, a generic error.message", async () => {
+    tenant = await startSimulatedTenant({ seed });
+    const missing = await invokeCommand(tenant, "Get-Recipient", { Identity: "nobody@fabrikam.example" });
+    expect(missing.status).toBe(404);
+    expect(missing.body.error).toMatchObject({
+      code: "NotFound",
+      message: "Error executing cmdlet",
+      details: [{ code: "Context", target: "" }],
+      innererror: {
+        message: "Error executing cmdlet",
+        type: "Microsoft.Exchange.Admin.OData.Core.ODataServiceException",
+      },
+    });
+    expect(missing.body.error.details[0].message).toMatch(
+      /^Ex[0-9A-F]{6}\|Microsoft\.Exchange\.Configuration\.Tasks\.ManagementObjectNotFoundException\|The operation couldn't be performed because object 'nobody@fabrikam\.example' couldn't be found on '.+'\.$/,
+    );
+    // Nothing outside details names the cmdlet's exception type.
+    expect(JSON.stringify({ ...missing.body.error, details: undefined })).not.toContain("ManagementObject");
+  });
+
   it("binds parameters like PowerShell: unknown names, missing mandatory ones and unknown cmdlets are refused", async () => {
     tenant = await startSimulatedTenant({ seed });
     const unknown = await invokeCommand(tenant, "Set-MailUser", { Identity: "adele", Colour: "blue" });
     expect(unknown.status).toBe(400);
     expect(unknown.exceptionType).toBe("System.Management.Automation.ParameterBindingException");
-    expect(unknown.body.error.message).toContain(
-      "A parameter cannot be found that matches parameter name 'Colour'.",
-    );
+    expect(unknown.text).toContain("A parameter cannot be found that matches parameter name 'Colour'.");
 
     const missing = await invokeCommand(tenant, "Set-MailUser", { DisplayName: "Adele" });
     expect(missing.exceptionType).toBe("System.Management.Automation.ParameterBindingException");
-    expect(missing.body.error.message).toContain("missing mandatory parameters: Identity.");
+    expect(missing.text).toContain("missing mandatory parameters: Identity.");
     const badGuid = await invokeCommand(tenant, "Set-MailUser", {
       Identity: "adele",
       ExchangeGuid: "not-a-guid",
     });
-    expect(badGuid.body.error.message).toContain("Cannot bind parameter 'ExchangeGuid'");
+    expect(badGuid.text).toContain("Cannot bind parameter 'ExchangeGuid'");
 
     const cmdlet = await invokeCommand(tenant, "Set-Nothing", {});
     expect(cmdlet.exceptionType).toBe("System.Management.Automation.CommandNotFoundException");
-    expect(cmdlet.body.error.message).toContain("'Set-Nothing'");
+    expect(cmdlet.text).toContain("'Set-Nothing'");
 
     const otherTenant = await invokeCommand(
       tenant,
@@ -127,7 +146,7 @@ describe("simulated Exchange admin API: recipients", () => {
     });
     expect(taken.status).toBe(400);
     expect(taken.exceptionType).toBe("Microsoft.Exchange.Data.ProxyAddressExistsException");
-    expect(taken.body.error.message).toContain("is already being used by");
+    expect(taken.text).toContain("is already being used by");
 
     await invokeCommand(tenant, "Set-MailUser", {
       Identity: "adele",
@@ -140,35 +159,57 @@ describe("simulated Exchange admin API: recipients", () => {
     ]);
   });
 
-  it("changes a mailbox's primary only with the address policy off, keeping the old primary as a secondary", async () => {
+  it("changes a mailbox's primary with WindowsEmailAddress though its address policy reads on, keeping the old primary as a secondary", async () => {
     tenant = await startSimulatedTenant({ seed });
-    const refused = await invokeCommand(tenant, "Set-Mailbox", {
-      Identity: "megan",
-      PrimarySmtpAddress: "megan.b@fabrikam.example",
-    });
-    expect([refused.status, refused.exceptionType]).toEqual([
-      400,
-      "Microsoft.Exchange.Data.DataValidationException",
-    ]);
-    const ignored = await invokeCommand(tenant, "Set-Mailbox", {
-      Identity: "megan",
-      WindowsEmailAddress: "megan.b@fabrikam.example",
-    });
-    expect(ignored.body["@adminapi.warnings"]).toHaveLength(1);
-    expect(tenant.state.findRecipient("megan")!.PrimarySmtpAddress).toBe("megan@fabrikam.example");
-
     const set = await invokeCommand(tenant, "Set-Mailbox", {
       Identity: "megan",
       WindowsEmailAddress: "megan.b@fabrikam.example",
-      EmailAddressPolicyEnabled: false,
     });
     expect(set.status).toBe(200);
     expect(tenant.state.findRecipient("megan")).toMatchObject({
       PrimarySmtpAddress: "megan.b@fabrikam.example",
       WindowsEmailAddress: "megan.b@fabrikam.example",
       EmailAddresses: ["SMTP:megan.b@fabrikam.example", "smtp:megan@fabrikam.example"],
-      EmailAddressPolicyEnabled: false,
+      EmailAddressPolicyEnabled: true,
     });
+  });
+
+  it.each(
+    Object.entries(onPremisesOnlyParameters).flatMap(([cmdlet, names]) =>
+      names.map((name) => [cmdlet, name]),
+    ),
+  )(
+    "refuses the on-premises-only %s -%s with Exchange Online's parameter binding error, changing nothing",
+    async (cmdlet, parameter) => {
+      tenant = await startSimulatedTenant({ seed });
+      const identity = cmdlet === "Set-Mailbox" ? "megan" : "adele";
+      const value = parameter === "EmailAddressPolicyEnabled" ? false : `${identity}.x@fabrikam.example`;
+      const refused = await invokeCommand(tenant, cmdlet, { Identity: identity, [parameter]: value });
+      expect([refused.status, refused.exceptionType, refused.text]).toEqual([
+        400,
+        "System.Management.Automation.ParameterBindingException",
+        `A parameter cannot be found that matches parameter name '${parameter}'.`,
+      ]);
+      expect(tenant.state.changes()).toEqual([]);
+    },
+  );
+
+  it("declares no on-premises-only parameter for any cmdlet", () => {
+    for (const [cmdlet, names] of Object.entries(onPremisesOnlyParameters)) {
+      const declared = Object.keys(exchangeOnlineParameters[cmdlet]!).map((name) => name.toLowerCase());
+      expect(names.filter((name) => declared.includes(name.toLowerCase()))).toEqual([]);
+    }
+  });
+
+  it("binds Set-MailUser -PrimarySmtpAddress but changes nothing (functional only on-premises)", async () => {
+    tenant = await startSimulatedTenant({ seed });
+    const ignored = await invokeCommand(tenant, "Set-MailUser", {
+      Identity: "adele",
+      PrimarySmtpAddress: "adele.x@fabrikam.example",
+    });
+    expect(ignored.status).toBe(200);
+    expect(ignored.body["@adminapi.warnings"]).toHaveLength(1);
+    expect(tenant.state.findRecipient("adele")!.PrimarySmtpAddress).toBe("adele@fabrikam.example");
   });
 
   it("resolves a user-based recipient by its Entra user's UPN too", async () => {
@@ -212,7 +253,7 @@ describe("simulated Exchange admin API: recipients", () => {
   });
 
   it("serves reads from the replica but resolves writes on the primary during replication delay", async () => {
-    tenant = await startSimulatedTenant({ replicationDelayMs: 200 });
+    tenant = await startSimulatedTenant({ replicationDelayMs: 200, behaviours: { replicaReads: "settled" } });
     await invokeCommand(tenant, "New-MailUser", {
       Name: "late",
       ExternalEmailAddress: "late@contoso.example",

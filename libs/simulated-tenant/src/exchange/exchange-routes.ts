@@ -4,6 +4,7 @@ import type { SimulatorContext } from "../simulator-context.ts";
 import { CmdletError, exceptionTypes } from "./cmdlet-error.ts";
 import { cmdletTable, type CmdletOutput } from "./cmdlet.ts";
 import { distributionGroupCmdlets } from "./distribution-group-cmdlets.ts";
+import { getUserCmdlet } from "./get-user-cmdlet.ts";
 import { groupMemberCmdlets } from "./group-member-cmdlets.ts";
 import { mailUserCmdlets } from "./mail-user-cmdlets.ts";
 import { bindParameters } from "./parameter-binding.ts";
@@ -16,6 +17,7 @@ const cmdlets = cmdletTable(
   mailUserCmdlets,
   distributionGroupCmdlets,
   groupMemberCmdlets,
+  [getUserCmdlet],
 );
 
 /** The page size when the client sends no `Prefer: odata.maxpagesize` (the service's cap too). */

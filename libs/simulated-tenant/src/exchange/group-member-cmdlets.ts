@@ -2,13 +2,8 @@ import type { ExchangeRecipient } from "../model.ts";
 import type { TenantState } from "../tenant-state.ts";
 import { CmdletError, exceptionTypes } from "./cmdlet-error.ts";
 import type { BoundParameters, CmdletDefinition, CmdletOutput } from "./cmdlet.ts";
-import type { ParameterSpec } from "./parameter-binding.ts";
+import { parametersOf } from "./exchange-online-parameters.ts";
 import { recipientOutput, resolveRecipient } from "./recipient-lookup.ts";
-
-const bypass: Readonly<Record<string, ParameterSpec>> = {
-  BypassSecurityGroupManagerCheck: { kind: "switch" },
-  Confirm: { kind: "switch" },
-};
 
 /**
  * Get-, Add- and Remove-DistributionGroupMember. Exchange keeps the member links on the group
@@ -18,7 +13,7 @@ const bypass: Readonly<Record<string, ParameterSpec>> = {
 export const groupMemberCmdlets: readonly CmdletDefinition[] = [
   {
     name: "Get-DistributionGroupMember",
-    parameters: { Identity: { kind: "string", mandatory: true }, ResultSize: { kind: "resultSize" } },
+    parameters: parametersOf("Get-DistributionGroupMember"),
     run: (parameters, state) => {
       const group = resolveRecipient(state, parameters.Identity as string, "distributionGroup", "replica");
       const limit = (parameters.ResultSize as number | undefined) ?? 1000;
@@ -30,20 +25,12 @@ export const groupMemberCmdlets: readonly CmdletDefinition[] = [
   },
   {
     name: "Add-DistributionGroupMember",
-    parameters: {
-      Identity: { kind: "string", mandatory: true },
-      Member: { kind: "string", mandatory: true },
-      ...bypass,
-    },
+    parameters: parametersOf("Add-DistributionGroupMember"),
     run: (parameters, state) => changeMembership(parameters, state, "add"),
   },
   {
     name: "Remove-DistributionGroupMember",
-    parameters: {
-      Identity: { kind: "string", mandatory: true },
-      Member: { kind: "string", mandatory: true },
-      ...bypass,
-    },
+    parameters: parametersOf("Remove-DistributionGroupMember"),
     run: (parameters, state) => changeMembership(parameters, state, "remove"),
   },
 ];

@@ -5,8 +5,10 @@ export interface InvokeAnswer {
   /** Tests inspect arbitrary JSON answers, as in the *.test.ts files that use this helper. */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly body: any;
-  /** The exception type of an error answer (`<ErrorId>|<type>|<text>`). */
+  /** The exception type of an error answer (`<ErrorId>|<type>|<text>` in `error.details[0].message`). */
   readonly exceptionType: string | undefined;
+  /** The text of that string: what the cmdlet said. */
+  readonly text: string | undefined;
 }
 
 /** Posts one cmdlet to the simulator as the Exchange admin API client does (tests only). */
@@ -26,10 +28,12 @@ export async function invokeCommand(
   );
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const body = (await response.json()) as any;
-  const message: unknown = body?.error?.message;
+  const typed: unknown = body?.error?.details?.[0]?.message;
+  const parts = typeof typed === "string" ? typed.split("|") : [];
   return {
     status: response.status,
     body,
-    exceptionType: typeof message === "string" ? message.split("|")[1] : undefined,
+    exceptionType: parts[1],
+    text: parts.length >= 3 ? parts.slice(2).join("|") : undefined,
   };
 }

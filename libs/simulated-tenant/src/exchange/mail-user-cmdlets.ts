@@ -3,6 +3,7 @@ import { newDirectoryUser } from "../directory-user.ts";
 import type { TenantState } from "../tenant-state.ts";
 import { CmdletError, exceptionTypes, invalidValue } from "./cmdlet-error.ts";
 import type { BoundParameters, CmdletDefinition, CmdletOutput } from "./cmdlet.ts";
+import { parametersOf } from "./exchange-online-parameters.ts";
 import { bareSmtp, looksLikeSmtp } from "./proxy-addresses.ts";
 import { recipientOutput, resolveRecipient } from "./recipient-lookup.ts";
 import { assertUniqueAddresses } from "./recipient-updates.ts";
@@ -17,20 +18,12 @@ export const zeroGuid = "00000000-0000-0000-0000-000000000000";
 export const mailUserCmdlets: readonly CmdletDefinition[] = [
   {
     name: "New-MailUser",
-    parameters: {
-      Name: { kind: "string", mandatory: true },
-      ExternalEmailAddress: { kind: "string", mandatory: true },
-      Alias: { kind: "string" },
-      DisplayName: { kind: "string" },
-      FirstName: { kind: "string" },
-      LastName: { kind: "string" },
-      PrimarySmtpAddress: { kind: "string" },
-    },
+    parameters: parametersOf("New-MailUser"),
     run: newMailUser,
   },
   {
     name: "Remove-MailUser",
-    parameters: { Identity: { kind: "string", mandatory: true }, Confirm: { kind: "switch" } },
+    parameters: parametersOf("Remove-MailUser"),
     run: removeMailUser,
   },
 ];
@@ -63,6 +56,7 @@ function newMailUser(parameters: BoundParameters, state: TenantState): CmdletOut
     LegacyExchangeDN: `/o=ExchangeLabs/ou=Exchange Administrative Group (FYDIBOHF23SPDLT)/cn=Recipients/cn=${guid.replace(/-/g, "")}-${alias}`,
     ExternalDirectoryObjectId: userId,
     EmailAddressPolicyEnabled: false,
+    PreviousRecipientTypeDetails: null,
     Members: [],
   };
   assertUniqueAddresses(state, undefined, recipient);

@@ -1,17 +1,12 @@
 import type { TenantState } from "../tenant-state.ts";
 import type { BoundParameters, CmdletDefinition, CmdletOutput } from "./cmdlet.ts";
-import type { ParameterSpec } from "./parameter-binding.ts";
+import { parametersOf } from "./exchange-online-parameters.ts";
 import {
   listRecipients,
   recipientOutput,
   resolveRecipient,
   type RecipientFamily,
 } from "./recipient-lookup.ts";
-
-const readParameters: Readonly<Record<string, ParameterSpec>> = {
-  Identity: { kind: "string" },
-  ResultSize: { kind: "resultSize" },
-};
 
 /**
  * Get-Recipient, Get-Mailbox, Get-MailUser: read from the replica view, so a recipient written a
@@ -21,17 +16,17 @@ const readParameters: Readonly<Record<string, ParameterSpec>> = {
 export const readRecipientCmdlets: readonly CmdletDefinition[] = [
   {
     name: "Get-Recipient",
-    parameters: readParameters,
+    parameters: parametersOf("Get-Recipient"),
     run: (parameters, state) => read(parameters, state, "any"),
   },
   {
     name: "Get-Mailbox",
-    parameters: readParameters,
+    parameters: parametersOf("Get-Mailbox"),
     run: (parameters, state) => read(parameters, state, "mailbox"),
   },
   {
     name: "Get-MailUser",
-    parameters: readParameters,
+    parameters: parametersOf("Get-MailUser"),
     run: (parameters, state) => read(parameters, state, "mailUser"),
   },
 ];

@@ -93,9 +93,12 @@ export function listRecipients(
   return state.recipients.list(view).filter((recipient) => inFamily(recipient, family));
 }
 
-/** Get-* output: the stored recipient without the simulator's membership links. */
+/**
+ * Get-* output: the stored recipient without the simulator's membership links, and without
+ * PreviousRecipientTypeDetails, which only Get-User shows (get-user-cmdlet.ts).
+ */
 export function recipientOutput(recipient: ExchangeRecipient): Record<string, unknown> {
-  const { Members: _members, ...rest } = recipient;
+  const { Members: _members, PreviousRecipientTypeDetails: _previous, ...rest } = recipient;
   const family = familyOf(recipient.RecipientTypeDetails);
   const recipientType =
     family === "mailbox"

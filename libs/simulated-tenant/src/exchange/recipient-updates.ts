@@ -13,22 +13,23 @@ import {
   sameProxyAddress,
 } from "./proxy-addresses.ts";
 
-/** The recipient properties Set-Mailbox / Set-MailUser can change here. */
+/** The recipient properties Set-Mailbox / Set-MailUser can change in Exchange Online. */
 export interface RecipientChanges {
   readonly EmailAddresses?: MultiValue;
-  readonly PrimarySmtpAddress?: string;
   readonly WindowsEmailAddress?: string;
   readonly ExternalEmailAddress?: string;
   readonly ExchangeGuid?: string;
   readonly ArchiveGuid?: string;
-  readonly EmailAddressPolicyEnabled?: boolean;
   readonly DisplayName?: string;
 }
 
 /**
- * Applies a Set-* to a copy of the recipient, with Exchange's rules: the primary address can only
- * change with the email address policy off (PrimarySmtpAddress is refused, WindowsEmailAddress
- * silently has no effect, as documented); the old primary stays as a secondary; an address
+ * Applies a Set-* to a copy of the recipient, with Exchange Online's rules: WindowsEmailAddress
+ * makes the address primary whatever `EmailAddressPolicyEnabled` reads, since "in Exchange
+ * Online, email address policies are available only for Microsoft 365 Groups"
+ * (MicrosoftDocs/office-docs-powershell New-EmailAddressPolicy.md), so no mailbox or mail user
+ * is subject to one (Set-Mailbox.md / Set-MailUser.md -WindowsEmailAddress: it has no effect only
+ * on a recipient subject to a policy); the old primary stays as a secondary; an address
  * already on this recipient is not added twice; an address owned by another recipient (primary
  * view: uniqueness never waits for replication) is a ProxyAddressExistsException. Returns the
  * names of the properties that really changed (none: the cmdlet warns instead of writing), so a
@@ -40,22 +41,9 @@ export function applyRecipientChanges(
   changes: RecipientChanges,
 ): { readonly updated: ExchangeRecipient; readonly changed: readonly string[] } {
   const next = structuredClone(current);
-  if (changes.EmailAddressPolicyEnabled !== undefined)
-    next.EmailAddressPolicyEnabled = changes.EmailAddressPolicyEnabled;
   if (changes.DisplayName !== undefined) next.DisplayName = changes.DisplayName;
   if (changes.EmailAddresses !== undefined) editAddresses(next, changes.EmailAddresses);
-  if (changes.PrimarySmtpAddress !== undefined) {
-    const address = validSmtp(changes.PrimarySmtpAddress);
-    const changing = address.toLowerCase() !== next.PrimarySmtpAddress.toLowerCase();
-    if (changing && next.EmailAddressPolicyEnabled) {
-      throw invalidValue(
-        "The primary SMTP address can't be changed while EmailAddressPolicyEnabled is $true. Set EmailAddressPolicyEnabled to $false in the same command.",
-      );
-    }
-    if (changing) setPrimary(next, address);
-  }
-  // Documented: WindowsEmailAddress has no effect on a recipient still under an address policy.
-  if (changes.WindowsEmailAddress !== undefined && !next.EmailAddressPolicyEnabled) {
+  if (changes.WindowsEmailAddress !== undefined) {
     const address = validSmtp(changes.WindowsEmailAddress);
     if (address.toLowerCase() !== next.PrimarySmtpAddress.toLowerCase()) setPrimary(next, address);
   }

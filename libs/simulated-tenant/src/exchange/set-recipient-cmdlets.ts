@@ -1,19 +1,9 @@
 import type { TenantState } from "../tenant-state.ts";
 import type { BoundParameters, CmdletDefinition, CmdletOutput } from "./cmdlet.ts";
-import type { MultiValue, ParameterSpec } from "./parameter-binding.ts";
+import { parametersOf } from "./exchange-online-parameters.ts";
+import type { MultiValue } from "./parameter-binding.ts";
 import { resolveRecipient, type RecipientFamily } from "./recipient-lookup.ts";
 import { applyRecipientChanges, type RecipientChanges } from "./recipient-updates.ts";
-
-const common: Readonly<Record<string, ParameterSpec>> = {
-  Identity: { kind: "string", mandatory: true },
-  EmailAddresses: { kind: "multi" },
-  PrimarySmtpAddress: { kind: "string" },
-  WindowsEmailAddress: { kind: "string" },
-  EmailAddressPolicyEnabled: { kind: "boolean" },
-  DisplayName: { kind: "string" },
-  Confirm: { kind: "switch" },
-  Force: { kind: "switch" },
-};
 
 /**
  * Set-Mailbox and Set-MailUser: resolve `-Identity` on the primary (a write reaches the object
@@ -23,17 +13,12 @@ const common: Readonly<Record<string, ParameterSpec>> = {
 export const setRecipientCmdlets: readonly CmdletDefinition[] = [
   {
     name: "Set-Mailbox",
-    parameters: common,
+    parameters: parametersOf("Set-Mailbox"),
     run: (parameters, state) => set("Set-Mailbox", parameters, state, "mailbox"),
   },
   {
     name: "Set-MailUser",
-    parameters: {
-      ...common,
-      ExternalEmailAddress: { kind: "string" },
-      ExchangeGuid: { kind: "guid" },
-      ArchiveGuid: { kind: "guid" },
-    },
+    parameters: parametersOf("Set-MailUser"),
     run: (parameters, state) => set("Set-MailUser", parameters, state, "mailUser"),
   },
 ];
@@ -47,12 +32,11 @@ function set(
   const current = resolveRecipient(state, parameters.Identity as string, family, "primary");
   const changes: RecipientChanges = {
     EmailAddresses: parameters.EmailAddresses as MultiValue | undefined,
-    PrimarySmtpAddress: parameters.PrimarySmtpAddress as string | undefined,
+    // Set-MailUser -PrimarySmtpAddress binds but is "functional only in on-premises Exchange".
     WindowsEmailAddress: parameters.WindowsEmailAddress as string | undefined,
     ExternalEmailAddress: parameters.ExternalEmailAddress as string | undefined,
     ExchangeGuid: parameters.ExchangeGuid as string | undefined,
     ArchiveGuid: parameters.ArchiveGuid as string | undefined,
-    EmailAddressPolicyEnabled: parameters.EmailAddressPolicyEnabled as boolean | undefined,
     DisplayName: parameters.DisplayName as string | undefined,
   };
   const { updated, changed } = applyRecipientChanges(state, current, changes);

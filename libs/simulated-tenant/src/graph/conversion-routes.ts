@@ -16,9 +16,40 @@ import {
 import { hasVerifiedDomain, isExternalUser, meetsPasswordComplexity, upnTakenBy } from "./user-shape.ts";
 
 /**
+ * "User is not eligible for conversion | 400 | The user authentication is already internal and is
+ * not eligible for conversion." (Errors table of "Convert external users to internal users",
+ * https://learn.microsoft.com/entra/identity/users/convert-external-users-internal, MicrosoftDocs/entra-docs
+ * docs/identity/users/convert-external-users-internal.md). Its error body there is
+ * `{"error": {"code": "badRequest", "message": …}}`.
+ */
+export const notEligibleForConversionMessage =
+  "The user authentication is already internal and is not eligible for conversion.";
+
+/**
+ * Whether the conversion API accepts the user: "Only users configured with an authentication
+ * method external to the host organization are eligible for conversion" (same page,
+ * Requirements). A user whose invitation is still `PendingAcceptance` has not authenticated
+ * externally yet: an invited internal user still signs in with its own credentials until it
+ * redeems (invite-internal-users.md), so it is refused too (rule
+ * `conversionRequiresExternalAuthentication`; off: any user `isExternalUser` recognises).
+ */
+function eligibleForConversion(
+  rules: { conversionRequiresExternalAuthentication: boolean },
+  user: DirectoryUser,
+): boolean {
+  if (!rules.conversionRequiresExternalAuthentication) return isExternalUser(user);
+  return (
+    user.externalUserState !== "PendingAcceptance" &&
+    user.identities.some((identity) => identity.signInType === "federated")
+  );
+}
+
+/**
  * Beta-only POST /users/{id}/convertExternalToInternalMemberUser: a B2B user becomes an internal
- * member (new UPN, own password for a cloud-only user), keeping its id. v1.0 callers get Graph's
- * unknown-segment 400; converting a user that is not external is a 400.
+ * member (new UPN, own password for a cloud-only user), keeping its id, and is stamped with
+ * `externalUserConvertedOn` ("The API updates the userType from guest to member and also stamps
+ * the "externalUserConvertedOn" attribute", same page). v1.0 callers get Graph's unknown-segment
+ * 400; a user not eligible is a 400.
  */
 export function conversionRoutes({ state }: SimulatorContext): Router {
   const router = Router();
@@ -28,7 +59,8 @@ export function conversionRoutes({ state }: SimulatorContext): Router {
       return sendUnknownSegment(response, "convertExternalToInternalMemberUser");
     const user = state.findUser(paramOf(request, "id"), "primary");
     if (user === undefined) return sendNotFound(response, paramOf(request, "id"));
-    if (!isExternalUser(user)) return sendBadRequest(response, "The user is not an external user.");
+    if (!eligibleForConversion(state.prerequisites, user))
+      return sendBadRequest(response, notEligibleForConversionMessage, undefined, "badRequest");
     const body = bodyOf(request);
     const cloudOnly = user.onPremisesImmutableId === null;
     const upn = typeof body.userPrincipalName === "string" ? body.userPrincipalName : undefined;
@@ -50,6 +82,7 @@ export function conversionRoutes({ state }: SimulatorContext): Router {
       mail: typeof body.mail === "string" ? body.mail : user.mail,
       userType: "Member",
       externalUserState: null,
+      externalUserConvertedOn: state.isoNow(),
       identities: [{ signInType: "userPrincipalName", issuer: state.domains[0]!, issuerAssignedId: newUpn }],
     };
     state.users.put(converted);

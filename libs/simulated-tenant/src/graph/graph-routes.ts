@@ -3,6 +3,7 @@ import type { SimulatorContext } from "../simulator-context.ts";
 import { conversionRoutes } from "./conversion-routes.ts";
 import { groupsRoutes } from "./groups-routes.ts";
 import { invitationRoutes } from "./invitation-routes.ts";
+import { authorizationPolicyRoutes } from "./invitation-policy.ts";
 import { membershipRoutes } from "./membership-routes.ts";
 import { usersRoutes } from "./users-routes.ts";
 
@@ -19,6 +20,7 @@ export function graphRoutes(context: SimulatorContext): Router {
   versioned.use(membershipRoutes(context));
   versioned.use(invitationRoutes(context));
   versioned.use(conversionRoutes(context));
+  versioned.use(authorizationPolicyRoutes(context));
   const router = Router();
   router.use(["/v1.0", "/beta"], versioned);
   return router;

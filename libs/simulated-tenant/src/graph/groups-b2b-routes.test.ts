@@ -22,7 +22,12 @@ beforeEach(async () => {
   tenant = await startSimulatedTenant({
     seed: {
       users: [
-        { id: "u-1", userPrincipalName: "megan@fabrikam.example", displayName: "Megan" },
+        {
+          id: "u-1",
+          userPrincipalName: "megan@fabrikam.example",
+          displayName: "Megan",
+          mail: "megan@contoso.example",
+        },
         { id: "u-2", userPrincipalName: "lee@fabrikam.example", displayName: "Lee" },
         {
           id: "u-guest",
@@ -106,11 +111,61 @@ describe("simulated Graph B2B", () => {
     expect(invited.body).toMatchObject({ status: "PendingAcceptance", invitedUser: { id: "u-1" } });
     const user = tenant.state.users.get("u-1")!;
     expect(user.externalUserState).toBe("PendingAcceptance");
-    expect(user.identities.some((identity) => identity.signInType === "federated")).toBe(true);
+    // Until the user redeems, it signs in with its own credentials.
+    expect(user.identities.some((identity) => identity.signInType === "federated")).toBe(false);
     expect(tenant.state.invitations.list()).toEqual([
       expect.objectContaining({ invitedUserId: "u-1", sendInvitationMessage: true }),
     ]);
     expect(tenant.state.changes().at(-1)!.detail).toContain("invitation email sent");
+
+    // Not convertible while pending; redeemed (the simulator stands in for the user), it is.
+    const body = {
+      userPrincipalName: "megan.b@fabrikam.example",
+      passwordProfile: { password: "Str0ng!Passw0rd", forceChangePasswordNextSignIn: true },
+    };
+    const pending = await call("POST", "/beta/users/u-1/convertExternalToInternalMemberUser", body);
+    expect(pending.status).toBe(400);
+    expect(pending.body.error).toMatchObject({
+      code: "badRequest",
+      message: "The user authentication is already internal and is not eligible for conversion.",
+    });
+    const redeemed = await fetch(`${tenant.url}/_simulator/invitations/redeem`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ userId: "u-1" }),
+    });
+    expect(await redeemed.json()).toEqual({ redeemed: 1 });
+    expect(tenant.state.users.get("u-1")).toMatchObject({ externalUserState: "Accepted" });
+    expect(tenant.state.invitations.list()[0]!.status).toBe("Completed");
+    const converted = await call("POST", "/beta/users/u-1/convertExternalToInternalMemberUser", body);
+    expect(converted.status).toBe(200);
+    const read = await call("GET", "/beta/users/u-1?$select=externalUserConvertedOn,externalUserState");
+    expect(read.body.externalUserConvertedOn).toBeTypeOf("string");
+    expect(read.body.externalUserState).toBeNull();
+    // A beta-only property: v1.0 does not know it.
+    expect((await call("GET", "/v1.0/users/u-1?$select=externalUserConvertedOn")).status).toBe(400);
+  });
+
+  it("refuses to invite an internal user whose mail is not the invited address, or a synced one, unless the rule is off", async () => {
+    const body = {
+      invitedUserEmailAddress: "lee@contoso.example",
+      inviteRedirectUrl: "https://myapplications.microsoft.com",
+      invitedUser: { id: "u-2" },
+    };
+    const noMail = await call("POST", "/v1.0/invitations", body);
+    expect(noMail.status).toBe(400);
+    expect(noMail.body.error.message).toContain("mail must be set to the invited external email address");
+    tenant.state.users.put({
+      ...tenant.state.users.get("u-2")!,
+      mail: "lee@contoso.example",
+      onPremisesUserPrincipalName: "lee@corp.contoso.example",
+    });
+    const synced = await call("POST", "/v1.0/invitations", body);
+    expect(synced.status).toBe(400);
+    expect(synced.body.error.message).toContain("Invalid request input");
+    tenant.state.prerequisites = { ...tenant.state.prerequisites, invitationRefusesSyncedUsers: false };
+    expect((await call("POST", "/v1.0/invitations", body)).status).toBe(201);
+    expect(tenant.state.invitations.list()).toHaveLength(1);
   });
 
   it("refuses an invitation for an unknown user or without an email address", async () => {
@@ -142,6 +197,7 @@ describe("simulated Graph B2B", () => {
     expect(converted.body.convertedToInternalUserDateTime).toBeTypeOf("string");
     const user = tenant.state.users.get("u-guest")!;
     expect(user).toMatchObject({ userType: "Member", externalUserState: null });
+    expect(user.externalUserConvertedOn).toBeTypeOf("string");
     expect(user.identities).toEqual([expect.objectContaining({ signInType: "userPrincipalName" })]);
 
     const again = await call("POST", "/beta/users/u-guest/convertExternalToInternalMemberUser", body);

@@ -3,7 +3,18 @@ import { z } from "zod";
 import type { DirectoryUser, Invitation } from "../model.ts";
 import { newDirectoryUser } from "../directory-user.ts";
 import type { SimulatorContext } from "../simulator-context.ts";
-import { bodyOf, contextUrl, operation, sendInvalidValue, sendNotFound } from "./graph-responses.ts";
+import { graphErrorBody } from "../error-bodies.ts";
+import { invitationsNotAllowedMessage, invitationsRefused } from "./invitation-policy.ts";
+import { invitationRefusal } from "./b2b-prerequisites.ts";
+import { redeemInvitations } from "./invitation-redemption.ts";
+import {
+  bodyOf,
+  contextUrl,
+  operation,
+  sendBadRequest,
+  sendInvalidValue,
+  sendNotFound,
+} from "./graph-responses.ts";
 
 const invitationSchema = z.object({
   invitedUserEmailAddress: z.string().includes("@"),
@@ -18,12 +29,18 @@ const invitationSchema = z.object({
  * POST /invitations: a new guest, or with `invitedUser.id` an existing internal user invited to
  * B2B collaboration. Every invitation is recorded with `sendInvitationMessage`, so a rehearsal
  * lists the emails a real tenant would have sent; a repeated invitation is recorded again, as a
- * real one sends again.
+ * real one sends again. An invited internal user keeps signing in with its own credentials until
+ * it redeems the invitation (invitation-redemption.ts); the prerequisites of inviting one are in
+ * b2b-prerequisites.ts.
  */
 export function invitationRoutes({ state }: SimulatorContext): Router {
   const router = Router();
 
   router.post("/invitations", (request, response) => {
+    if (invitationsRefused(state)) {
+      response.status(403).json(graphErrorBody("Forbidden", invitationsNotAllowedMessage));
+      return;
+    }
     const parsed = invitationSchema.safeParse(bodyOf(request));
     if (!parsed.success) {
       return sendInvalidValue(
@@ -37,6 +54,8 @@ export function invitationRoutes({ state }: SimulatorContext): Router {
     if (input.invitedUser !== undefined) {
       const existing = state.findUser(input.invitedUser.id, "primary");
       if (existing === undefined) return sendNotFound(response, input.invitedUser.id);
+      const refusal = invitationRefusal(state, existing, input.invitedUserEmailAddress);
+      if (refusal !== undefined) return sendBadRequest(response, refusal);
       user = existing;
     } else {
       const local = input.invitedUserEmailAddress.replace("@", "_");
@@ -49,17 +68,8 @@ export function invitationRoutes({ state }: SimulatorContext): Router {
         identities: [{ signInType: "federated", issuer: "ExternalAzureAD", issuerAssignedId: null }],
       });
     }
-    const hasExternalIdentity = user.identities.some((identity) => identity.signInType === "federated");
-    state.users.put({
-      ...user,
-      externalUserState: "PendingAcceptance",
-      identities: hasExternalIdentity
-        ? user.identities
-        : [
-            ...user.identities,
-            { signInType: "federated", issuer: "ExternalAzureAD", issuerAssignedId: null },
-          ],
-    });
+    // An existing user keeps its identities until it redeems (invitation-redemption.ts).
+    state.users.put({ ...user, externalUserState: "PendingAcceptance" });
     const invitation: Invitation = {
       id: state.newId(),
       invitedUserId: user.id,
@@ -78,6 +88,9 @@ export function invitationRoutes({ state }: SimulatorContext): Router {
         ? `invitation email sent to ${invitation.invitedUserEmailAddress}`
         : "invitation created, no email sent",
     });
+    // A rehearsal's invitees may accept at once (behaviours.ts, inviteesRedeem); the answer below
+    // is still the invitation as created, PendingAcceptance, as Graph answers it.
+    if (state.behaviours.inviteesRedeem === "at-once") redeemInvitations(state, user.id);
     response.status(201).json({
       "@odata.context": contextUrl(request, "invitations/$entity"),
       id: invitation.id,

@@ -11,6 +11,8 @@ import {
   versionOf,
 } from "./graph-responses.ts";
 import { groupShape } from "./groups-routes.ts";
+import { mailEnabledGroupMessage, membershipManagedByExchange } from "./group-write-rules.ts";
+import { groupNotReplicatedMessage, unknownToWriteReplica } from "./write-replica.ts";
 import { project, selectedProperties } from "./select.ts";
 import { userShape } from "./user-shape.ts";
 
@@ -44,6 +46,9 @@ export function membershipRoutes({ state }: SimulatorContext): Router {
   router.post("/groups/:id/members/$ref", (request, response) => {
     const group = state.groups.get(paramOf(request, "id"), "primary");
     if (group === undefined) return sendNotFound(response, paramOf(request, "id"));
+    if (membershipManagedByExchange(state, group)) return sendBadRequest(response, mailEnabledGroupMessage);
+    if (unknownToWriteReplica(state, "group", group.id))
+      return sendBadRequest(response, groupNotReplicatedMessage);
     const reference = bodyOf(request)["@odata.id"];
     const memberId =
       typeof reference === "string"
@@ -54,7 +59,12 @@ export function membershipRoutes({ state }: SimulatorContext): Router {
     }
     const id = decodeURIComponent(memberId);
     const member = directoryObjectName(state, id);
-    if (member === undefined) return sendNotFound(response, id);
+    if (
+      member === undefined ||
+      unknownToWriteReplica(state, "user", id) ||
+      unknownToWriteReplica(state, "group", id)
+    )
+      return sendNotFound(response, id);
     if (group.members.includes(id)) {
       return sendBadRequest(
         response,
@@ -74,6 +84,7 @@ export function membershipRoutes({ state }: SimulatorContext): Router {
   router.delete("/groups/:id/members/:memberId/$ref", (request, response) => {
     const group = state.groups.get(paramOf(request, "id"), "primary");
     if (group === undefined) return sendNotFound(response, paramOf(request, "id"));
+    if (membershipManagedByExchange(state, group)) return sendBadRequest(response, mailEnabledGroupMessage);
     const memberId = paramOf(request, "memberId");
     if (!group.members.includes(memberId)) return sendNotFound(response, memberId);
     state.groups.put({ ...group, members: group.members.filter((member) => member !== memberId) });

@@ -13,6 +13,8 @@ export interface EntityShape {
   readonly properties: readonly string[];
   /** What Graph returns without `$select` (v1.0; beta returns every property). */
   readonly defaults: readonly string[];
+  /** Properties only the beta endpoint knows: unknown (400) on v1.0. */
+  readonly betaOnly?: readonly string[];
 }
 
 /**
@@ -31,7 +33,11 @@ export function selectedProperties(
     .split(",")
     .map((name) => name.trim())
     .filter((name) => name !== "");
-  const byLowerCase = new Map(shape.properties.map((property) => [property.toLowerCase(), property]));
+  const known =
+    version === "beta"
+      ? shape.properties
+      : shape.properties.filter((property) => !(shape.betaOnly ?? []).includes(property));
+  const byLowerCase = new Map(known.map((property) => [property.toLowerCase(), property]));
   const selected = new Set<string>(["id"]);
   for (const name of names) {
     const property = byLowerCase.get(name.toLowerCase());

@@ -30,11 +30,19 @@ export const userShape: EntityShape = {
     "usageLocation",
     "employeeId",
     "onPremisesImmutableId",
+    "onPremisesSyncEnabled",
+    "onPremisesUserPrincipalName",
+    "assignedPlans",
+    "externalUserConvertedOn",
     "createdDateTime",
     "mobilePhone",
     "officeLocation",
     "preferredLanguage",
   ],
+  // Stamped by the beta-only conversion API and read on beta (convert-external-users-internal.md
+  // queries it with GET /beta/users?$filter=externalUserConvertedOn …); v1.0 does not document it,
+  // so selecting it there is refused like any unknown property.
+  betaOnly: ["externalUserConvertedOn"],
   // Graph v1.0's default user properties.
   defaults: [
     "businessPhones",

@@ -129,6 +129,8 @@ describe("simulated Graph /users", () => {
 
   it("hides a new user from reads until replicated, but checks uniqueness and writes on the primary", async () => {
     tenant.state.replicationDelayMs = 500;
+    // One fixed lag, and writes that find the user (the default flaps and lags writes too).
+    tenant.state.behaviours = { ...tenant.state.behaviours, replicaReads: "settled", writeLagMs: 0 };
     const created = await call("POST", "/v1.0/users", newUser("late@fabrikam.example"));
     expect((await call("GET", "/v1.0/users/late%40fabrikam.example")).status).toBe(404);
     expect((await call("POST", "/v1.0/users", newUser("late@fabrikam.example"))).status).toBe(400);

@@ -2,9 +2,19 @@ import { Router } from "express";
 import type { DirectoryUser } from "../model.ts";
 import { newDirectoryUser } from "../directory-user.ts";
 import type { SimulatorContext } from "../simulator-context.ts";
-import { bodyOf, contextUrl, operation, paramOf, sendNotFound, versionOf } from "./graph-responses.ts";
+import {
+  bodyOf,
+  contextUrl,
+  operation,
+  paramOf,
+  sendBadRequest,
+  sendNotFound,
+  versionOf,
+} from "./graph-responses.ts";
 import { project, selectedProperties, selectSuffix } from "./select.ts";
 import { describeWrite, readUserWrite } from "./user-body.ts";
+import { onPremisesMasteredMessage, refusesSyncedWrite } from "./synced-user-rules.ts";
+import { unknownToWriteReplica } from "./write-replica.ts";
 import { userShape } from "./user-shape.ts";
 
 /**
@@ -62,9 +72,12 @@ export function usersRoutes({ state }: SimulatorContext): Router {
 
   router.patch("/users/:id", (request, response) => {
     const user = state.findUser(paramOf(request, "id"), "primary");
-    if (user === undefined) return sendNotFound(response, paramOf(request, "id"));
+    if (user === undefined || unknownToWriteReplica(state, "user", user.id))
+      return sendNotFound(response, paramOf(request, "id"));
     const write = readUserWrite(state, response, bodyOf(request), { create: false, userId: user.id });
     if (write === undefined) return;
+    if (refusesSyncedWrite(state, user, write.properties, write.passwordSet))
+      return sendBadRequest(response, onPremisesMasteredMessage);
     const updated: DirectoryUser = { ...user, ...write.properties };
     if (write.properties.userPrincipalName !== undefined) {
       updated.identities = user.identities.map((identity) =>

@@ -53,6 +53,12 @@ export function createDaprWorkflowEngine(options: DaprWorkflowEngineOptions): Wo
   }
   const logger = options.logger.child({ component: "workflow-engine" });
   const sdk = loadDaprWorkflowSdk();
+  if (!sdk.repeatedSuspendsGuarded) {
+    logger.warn(
+      { reason: "workflow.suspend_unguarded" },
+      "the Dapr workflow SDK's executor has an unknown shape: a workflow suspended twice may hang its worker on resume",
+    );
+  }
   const sidecar = {
     daprHost: parsed.data.daprHost,
     daprPort: parsed.data.daprGrpcPort,

@@ -5,6 +5,7 @@ import type * as WorkflowRuntimeModule from "@dapr/dapr/workflow/runtime/Workflo
 import type * as WorkflowRuntimeStatusModule from "@dapr/dapr/workflow/runtime/WorkflowRuntimeStatus.js";
 import type * as DaprPbModule from "@dapr/dapr/workflow/internal/durabletask/proto/orchestrator_service_pb.js";
 import type * as DaprPbHelperModule from "@dapr/dapr/workflow/internal/durabletask/utils/pb-helper.util.js";
+import { guardAgainstRepeatedSuspends } from "./repeated-suspend-guard.ts";
 
 // These are CommonJS modules: seen from ESM, `default` is their module.exports, and the class is
 // that object's `default` (what require() returns it under).
@@ -16,6 +17,8 @@ export interface DaprWorkflowSdk {
   readonly WorkflowRuntime: WorkflowRuntimeClass;
   readonly DaprWorkflowClient: DaprWorkflowClientClass;
   readonly WorkflowRuntimeStatus: typeof WorkflowRuntimeStatusModule.WorkflowRuntimeStatus;
+  /** False when the SDK's executor has an unknown shape (repeated-suspend-guard.ts). */
+  repeatedSuspendsGuarded: boolean;
 }
 
 let loaded: DaprWorkflowSdk | undefined;
@@ -46,10 +49,21 @@ export function loadDaprWorkflowSdk(): DaprWorkflowSdk {
     WorkflowRuntimeStatus: (
       require("@dapr/dapr/workflow/runtime/WorkflowRuntimeStatus.js") as typeof WorkflowRuntimeStatusModule
     ).WorkflowRuntimeStatus,
+    repeatedSuspendsGuarded: false,
   };
+  const pb =
+    require("@dapr/dapr/workflow/internal/durabletask/proto/orchestrator_service_pb.js") as typeof DaprPbModule;
   assertDaprProtobufServes(
-    require("@dapr/dapr/workflow/internal/durabletask/proto/orchestrator_service_pb.js") as typeof DaprPbModule,
+    pb,
     require("@dapr/dapr/workflow/internal/durabletask/utils/pb-helper.util.js") as typeof DaprPbHelperModule,
+  );
+  const executorModule =
+    require("@dapr/dapr/workflow/internal/durabletask/worker/orchestration-executor.js") as {
+      OrchestrationExecutor?: unknown;
+    };
+  sdk.repeatedSuspendsGuarded = guardAgainstRepeatedSuspends(
+    executorModule.OrchestrationExecutor,
+    pb.HistoryEvent.EventtypeCase,
   );
   loaded = sdk;
   return sdk;
