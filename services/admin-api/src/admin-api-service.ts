@@ -1,12 +1,16 @@
+import type { TenantChecker } from "@matoolkit/domain";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { DataSourceClient } from "@matoolkit/datasources";
 import type { Db } from "@matoolkit/db";
+import type { OutboundPolicy, SecretKeyring } from "@matoolkit/platform";
 import type { Logger, MessageBus } from "@matoolkit/runtime";
 import { createAdminApi } from "./app.ts";
 import { createReadiness } from "./http/readiness.ts";
 import type { TokenVerifier } from "./auth/index.ts";
 import type { SignInConfig } from "./auth/sign-in-config.ts";
+import type { RequestLimits } from "./http/request-limits.ts";
+import type { TenantChangeSource } from "./routes/tenant-changes.routes.ts";
 
 export interface AdminApiOptions {
   readonly db: Db;
@@ -26,6 +30,16 @@ export interface AdminApiOptions {
   readonly duplicateBatchWindowMinutes?: number;
   /** GET /api/auth/config's answer (signInConfigOf(authConfig)); default local mode. */
   readonly signIn?: SignInConfig;
+  /** Webhook URLs' address policy (MATOOLKIT_WEBHOOK_ALLOWED_HOSTS); default public addresses only. */
+  readonly outbound?: OutboundPolicy;
+  /** Seals webhook secrets at rest (the secrets key, never in the database); without it webhooks cannot be created. */
+  readonly secrets?: SecretKeyring;
+  /** Body, row and heavy-request caps (AdminApiConfig.requestLimits); default defaultRequestLimits. */
+  readonly requestLimits?: RequestLimits;
+  /** The worker's pre-flight check, when this process runs a worker (all-in-one). */
+  readonly tenantChecker?: TenantChecker;
+  /** The worker's simulated tenant's write log, when it runs in this process (all-in-one). */
+  readonly tenantChanges?: TenantChangeSource;
 }
 
 export interface RunningAdminApi {
@@ -44,6 +58,11 @@ export async function startAdminApiService(options: AdminApiOptions): Promise<Ru
     readiness: createReadiness({ db: options.db, busReady: options.busReady, logger }),
     duplicateBatchWindowMinutes: options.duplicateBatchWindowMinutes,
     signIn: options.signIn,
+    outbound: options.outbound,
+    secrets: options.secrets,
+    requestLimits: options.requestLimits,
+    tenantChecker: options.tenantChecker,
+    tenantChanges: options.tenantChanges,
   });
   const server = await new Promise<Server>((resolveServer, reject) => {
     const listening = app.listen(options.port, options.host, () => resolveServer(listening));

@@ -1,12 +1,17 @@
+import type { TenantChecker } from "@matoolkit/domain";
+import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createDataSourceClient } from "@matoolkit/datasources";
 import { createDb, type Db } from "@matoolkit/db";
+import { SecretKeyring, secretKeyOf, webhookOutboundPolicyFromEnv, type Resolver } from "@matoolkit/platform";
 import { createEmbeddedRuntime, createLogger, type EmbeddedRuntime } from "@matoolkit/runtime";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { startAdminApiService, type RunningAdminApi } from "./admin-api-service.ts";
 import { createVerifierForConfig, issueLocalToken } from "./auth/index.ts";
+import type { TenantChangeSource } from "./routes/tenant-changes.routes.ts";
+import type { RequestLimits } from "./http/request-limits.ts";
 
 /**
  * Test support (not exported): the real admin API on a real PostgreSQL and the embedded bus,
@@ -60,7 +65,23 @@ export interface ApiHarnessOptions {
    * the same CSV for many batches on purpose; the duplicate check's own tests turn it on.
    */
   readonly duplicateBatchWindowMinutes?: number;
+  /** Body, row and heavy-request caps; default the service's defaults (http/request-limits.ts). */
+  readonly requestLimits?: RequestLimits;
+  /** The worker's pre-flight check (all-in-one wires the worker's); default none. */
+  readonly tenantChecker?: TenantChecker;
+  /** GET /api/tenant/changes' source (a simulated tenant's write log); default none. */
+  readonly tenantChanges?: TenantChangeSource;
 }
+
+/**
+ * Test DNS: `localhost` is loopback, `*.internal.test` a private address, any other name a public
+ * one. Registration only resolves (the admin API never connects to a webhook), so nothing is sent.
+ */
+export const testResolver: Resolver = async (hostname) => {
+  if (hostname === "localhost") return [{ address: "127.0.0.1", family: 4 }];
+  if (hostname.endsWith(".internal.test")) return [{ address: "10.1.2.3", family: 4 }];
+  return [{ address: "93.184.215.14", family: 4 }];
+};
 
 export async function startApiHarness(options: ApiHarnessOptions = {}): Promise<ApiHarness> {
   const database: TestDatabase = await createTestDatabase();
@@ -86,6 +107,11 @@ export async function startApiHarness(options: ApiHarnessOptions = {}): Promise<
     host: "127.0.0.1",
     port: 0,
     duplicateBatchWindowMinutes: options.duplicateBatchWindowMinutes ?? 0,
+    outbound: webhookOutboundPolicyFromEnv({}, testResolver),
+    secrets: new SecretKeyring(secretKeyOf(randomBytes(32))),
+    ...(options.requestLimits === undefined ? {} : { requestLimits: options.requestLimits }),
+    ...(options.tenantChecker === undefined ? {} : { tenantChecker: options.tenantChecker }),
+    ...(options.tenantChanges === undefined ? {} : { tenantChanges: options.tenantChanges }),
   });
   const token = (role: "Admin" | "Operator" | "Reader") =>
     issueLocalToken({

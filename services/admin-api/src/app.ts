@@ -1,6 +1,8 @@
+import type { TenantChecker } from "@matoolkit/domain";
 import express, { type ErrorRequestHandler, type Express } from "express";
 import type { DataSourceClient } from "@matoolkit/datasources";
 import type { Db } from "@matoolkit/db";
+import { outboundPolicy, type OutboundPolicy, type SecretKeyring } from "@matoolkit/platform";
 import {
   httpTelemetry,
   processMetrics,
@@ -16,8 +18,11 @@ import { serveDashboard } from "./http/dashboard-static.ts";
 import { errorHandler } from "./http/api-error.ts";
 import { problemDetails, sendProblem } from "./http/problem-details.ts";
 import type { Readiness } from "./http/readiness.ts";
+import { dashboardPageHeaders, securityHeaders } from "./http/security-headers.ts";
+import { defaultRequestLimits, type RequestLimits } from "./http/request-limits.ts";
 import { adminApiOperations } from "./openapi/admin-api-operations.ts";
 import { mountOperations } from "./openapi/mount-operations.ts";
+import type { TenantChangeSource } from "./routes/tenant-changes.routes.ts";
 
 const DEFAULT_DUPLICATE_BATCH_WINDOW_MINUTES = 10;
 
@@ -39,6 +44,10 @@ export function createAdminApi(options: {
   duplicateBatchWindowMinutes?: number | undefined;
   /** GET /api/auth/config's answer; default local mode. */
   signIn?: SignInConfig | undefined;
+  /** Webhook URLs' address policy; default: public addresses only, system DNS. */
+  outbound?: OutboundPolicy | undefined;
+  /** Seals webhook secrets at rest; without it webhooks cannot be created. */
+  secrets?: SecretKeyring | undefined;
   /**
    * The built dashboard (services/dashboard/dist), served at `/`; default: found next to this
    * module or the bundle (dashboard-static.ts); `false`: not served.
@@ -46,10 +55,18 @@ export function createAdminApi(options: {
   dashboardDir?: string | false | undefined;
   /** Prometheus instruments (`GET /metrics`, request latency); default the process-wide ones. */
   metrics?: Metrics | undefined;
+  /** Body, row and heavy-request caps (http/request-limits.ts); default defaultRequestLimits. */
+  requestLimits?: RequestLimits | undefined;
+  /** The worker's pre-flight check, when this process runs a worker (all-in-one). */
+  tenantChecker?: TenantChecker | undefined;
+  /** The worker's simulated tenant's write log (all-in-one); default none (GET /api/tenant/changes 404). */
+  tenantChanges?: TenantChangeSource | undefined;
 }): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("query parser", "simple");
+  // First, so every answer (errors and 404s included) is never sniffed, cached or framed.
+  app.use(securityHeaders);
   const metrics = options.metrics ?? processMetrics();
   // Prometheus text without a token, like /healthz (scrapers carry none; no member data in it).
   // Middleware, not an operation: it is not JSON, so it stays out of the OpenAPI document; and
@@ -72,6 +89,11 @@ export function createAdminApi(options: {
       duplicateBatchWindowMinutes:
         options.duplicateBatchWindowMinutes ?? DEFAULT_DUPLICATE_BATCH_WINDOW_MINUTES,
       signIn: options.signIn ?? { mode: "local" },
+      outbound: options.outbound ?? outboundPolicy(),
+      secrets: options.secrets,
+      requestLimits: options.requestLimits ?? defaultRequestLimits,
+      tenantChecker: options.tenantChecker,
+      tenantChanges: options.tenantChanges,
     },
   });
   // Every route is an operation of the registry, so the OpenAPI document describes all of them
@@ -79,7 +101,10 @@ export function createAdminApi(options: {
   app.use(operations);
   // The dashboard's files and its SPA fallback: plain middleware after the operations, so no
   // /api path (and no route of the registry) is ever answered with the dashboard.
-  if (options.dashboardDir !== false) app.use(serveDashboard(options.dashboardDir));
+  if (options.dashboardDir !== false) {
+    const pageHeaders = dashboardPageHeaders(options.signIn ?? { mode: "local" });
+    app.use(serveDashboard(options.dashboardDir, pageHeaders));
+  }
   app.use((_req, res) => {
     sendProblem(res, problemDetails("resource.not_found", "No such endpoint"));
   });

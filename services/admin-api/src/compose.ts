@@ -1,8 +1,20 @@
+import type { TenantChecker } from "@matoolkit/domain";
 import type { DataSourceClient } from "@matoolkit/datasources";
-import type { Platform, ServicePart, StartedService } from "@matoolkit/platform";
+import {
+  keyVaultAccessFromEnv,
+  loadSecretsAtStart,
+  platformConfigFromEnv,
+  sealWebhookSecrets,
+  secretKeySourceFromEnv,
+  webhookOutboundPolicyFromEnv,
+  type Platform,
+  type ServicePart,
+  type StartedService,
+} from "@matoolkit/platform";
 import { adminApiConfigFromEnv } from "./admin-api-config.ts";
 import { startAdminApiService } from "./admin-api-service.ts";
 import { authConfigFromEnv, createVerifierForConfig, signInConfigOf } from "./auth/index.ts";
+import type { TenantChangeSource } from "./routes/tenant-changes.routes.ts";
 
 export interface StartedAdminApi extends StartedService {
   /** Where the API listens (http://host:port, without /api). */
@@ -16,15 +28,35 @@ export interface StartedAdminApi extends StartedService {
  */
 export function adminApiPart(
   env: Record<string, string | undefined>,
-  deps: { readonly dataSources: DataSourceClient },
+  deps: {
+    readonly dataSources: DataSourceClient;
+    /** The worker's pre-flight check, when this process also runs the worker (all-in-one). */
+    readonly tenantChecker?: TenantChecker;
+    /** The worker's simulated tenant's write log, when the worker runs in this process. */
+    readonly tenantChanges?: TenantChangeSource;
+  },
 ): ServicePart<Platform, StartedAdminApi> {
   const authConfig = authConfigFromEnv(env);
   const apiConfig = adminApiConfigFromEnv(env);
+  // Webhooks: where their URLs may point, and the key that seals their secrets.
+  const outbound = webhookOutboundPolicyFromEnv(env);
+  const { dataDir, databaseUrl } = platformConfigFromEnv(env);
+  const keySource = secretKeySourceFromEnv(env, dataDir);
+  // In Key Vault, the admin API creates the key on its first start; other services only read it.
+  const keyVault = keyVaultAccessFromEnv(env, keySource, { mayCreate: true });
   return {
     name: "admin-api",
     needs: { sql: true, outboxRelay: true, workerJobDeadLetters: false },
     async start(platform): Promise<StartedAdminApi> {
+      const secrets = await loadSecretsAtStart(keySource, {
+        sharedDatabase: databaseUrl !== undefined,
+        logger: platform.logger,
+        keyVault,
+      });
+      await sealWebhookSecrets(platform.db, secrets, platform.logger);
       const api = await startAdminApiService({
+        outbound,
+        secrets,
         db: platform.db,
         bus: platform.bus,
         verifier: await createVerifierForConfig(authConfig, { logger: platform.logger }),
@@ -34,6 +66,8 @@ export function adminApiPart(
         // GET /api/auth/config: how the dashboard signs in (no secrets).
         signIn: signInConfigOf(authConfig),
         busReady: platform.ready,
+        ...(deps.tenantChecker === undefined ? {} : { tenantChecker: deps.tenantChecker }),
+        ...(deps.tenantChanges === undefined ? {} : { tenantChanges: deps.tenantChanges }),
       });
       return {
         url: api.url,

@@ -3,3 +3,4 @@ export * from "./admin-api-service.ts";
 export * from "./app.ts";
 export * from "./auth/index.ts";
 export * from "./compose.ts";
+export type { TenantChange, TenantChangeSource } from "./routes/tenant-changes.routes.ts";

@@ -34,18 +34,37 @@ async function dashboardLink(apiUrl: string): Promise<string> {
 await runUntilSignalled("matoolkit", async () => {
   const system = await startAll(process.env);
   const { logger, databaseKind, embeddedDataDir } = system.platform;
-  logger.info({ apiUrl: system.apiUrl, database: databaseKind }, "matoolkit is running");
+  logger.info(
+    { apiUrl: system.apiUrl, database: databaseKind, tenant: system.tenantChoice },
+    "matoolkit is running",
+  );
+  const apiFlag = system.apiUrl === "http://127.0.0.1:8080" ? "" : ` --api-url ${system.apiUrl}/api`;
+  const example = system.simulatedTenant ? "contoso-to-fabrikam" : "contoso-pilot";
   process.stdout.write(
     [
       "",
       `  matoolkit admin API listening on ${system.apiUrl}/api`,
       `  Dashboard: ${await dashboardLink(system.apiUrl)}`,
       `  database: ${databaseKind === "embedded" ? `embedded PostgreSQL (${embeddedDataDir ?? "data directory"})` : "DATABASE_URL"}`,
-      `  worker target: ${system.tenantDescription}`,
-      `  try:          npx matoolkit runbook publish examples/contoso-pilot.yaml${system.apiUrl === "http://127.0.0.1:8080" ? "" : ` --api-url ${system.apiUrl}/api`}`,
+      ...tenantLines(system),
+      `  try:          npx matoolkit runbook publish examples/${example}.yaml${apiFlag}`,
       "  (or curl with a token: TOKEN=$(npm run -s token -- --role Admin))",
       "",
     ].join("\n") + "\n",
   );
   return () => system.stop();
 });
+
+/** Says plainly whether anything real can be touched, and how to choose otherwise. */
+function tenantLines(system: Awaited<ReturnType<typeof startAll>>): string[] {
+  const target = `  worker target: ${system.tenantDescription}`;
+  if (!system.simulatedTenant) return [target];
+  return [
+    "  simulated tenant — nothing real is touched",
+    target,
+    ...(system.tenantChoice === "rehearsal"
+      ? ["  (no tenant configured: MATOOLKIT_TENANT=none for none, entra for a real one)"]
+      : []),
+    "  what changed: npx matoolkit tenant changes",
+  ];
+}

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -20,12 +21,13 @@ import {
 } from "@matoolkit/dapr-harness";
 import { topics } from "@matoolkit/domain";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
+import { openNatsBroker } from "./real-broker-setup.ts";
 import type { OpenedRuntime, RuntimeProfile } from "./runtime-profiles.ts";
 
 const repoRoot = resolve(import.meta.dirname, "../../..");
 
 /** The component profiles of components/ that run on this machine's real brokers. */
-export type RealComponentProfile = "local" | "rabbitmq";
+export type RealComponentProfile = "local" | "rabbitmq" | "nats";
 
 /** What a drill may do to the real infrastructure of an opened profile. */
 export interface RealDaprRuntime extends OpenedRuntime {
@@ -49,6 +51,7 @@ export interface RealDaprProfile extends RuntimeProfile {
  *
  * `local`: Redis Streams pub/sub + Redis state (the actor state store of Dapr Workflow).
  * `rabbitmq`: the machine's RabbitMQ (a vhost of its own) + PostgreSQL v2 state.
+ * `nats`: the machine's NATS JetStream (streams of its own) + PostgreSQL v2 state (real-broker-setup.ts).
  */
 export function realDaprProfile(options: {
   readonly version: string;
@@ -62,15 +65,24 @@ export function realDaprProfile(options: {
   readonly shippedRedisTimings?: boolean;
 }): RealDaprProfile {
   const binaries = () => requireRuntimeBinaries(options.version, options.processEnv);
+  // MATOOLKIT_DAPR_LOG_LEVEL=debug for a post-mortem (with MATOOLKIT_DAPR_KEEP_DIRS=1).
+  const debugLogs = options.processEnv.MATOOLKIT_DAPR_LOG_LEVEL === "debug";
   return {
     name: `${options.env.MATOOLKIT_RUNTIME ?? "dapr"} on real daprd ${binaries().version}, components/${options.components}`,
     async open(): Promise<RealDaprRuntime> {
       const bins = binaries();
+      // Token authentication both ways, as compose and Helm deploy it: every call the system makes
+      // to daprd carries DAPR_API_TOKEN, and every callback daprd makes carries APP_API_TOKEN.
+      const apiToken = randomBytes(24).toString("base64url");
+      const appApiToken = randomBytes(24).toString("base64url");
       const dir = mkdtempSync(join(tmpdir(), `matoolkit-dapr-${bins.version}-`));
       const closers: Array<() => Promise<void>> = [];
       const close = async () => {
         for (const closer of closers.reverse()) await closer().catch(() => undefined);
-        rmSync(dir, { recursive: true, force: true });
+        // MATOOLKIT_DAPR_KEEP_DIRS=1 keeps daprd's, placement's and scheduler's logs for a post-mortem.
+        if (options.processEnv.MATOOLKIT_DAPR_KEEP_DIRS === "1")
+          console.warn(`real Dapr files kept in ${dir}`);
+        else rmSync(dir, { recursive: true, force: true });
       };
       try {
         const controlPlane = await startDaprControlPlane({
@@ -103,6 +115,11 @@ export function realDaprProfile(options: {
             "matoolkit-state": { redisHost: address },
           };
           view = redisStreamsView(redis);
+        } else if (options.components === "nats") {
+          const setup = await openNatsBroker();
+          closers.push(...setup.closers);
+          overrides = setup.overrides;
+          view = setup.view;
         } else {
           const vhost = await createRabbitMqVhost({});
           closers.push(() => vhost.delete());
@@ -150,9 +167,14 @@ export function realDaprProfile(options: {
               placementAddress: controlPlane.placementAddress,
               schedulerAddress: controlPlane.schedulerAddress,
               logDir: dir,
+              apiToken,
+              appApiToken,
+              ...(debugLogs ? { logLevel: "debug" as const } : {}),
             });
             return {
               ...options.env,
+              DAPR_API_TOKEN: apiToken,
+              APP_API_TOKEN: appApiToken,
               DAPR_HTTP_ENDPOINT: sidecar.httpEndpoint,
               DAPR_GRPC_PORT: String(sidecar.grpcPort),
               MATOOLKIT_DAPR_APP_PORT: String(appPort),

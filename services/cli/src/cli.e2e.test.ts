@@ -31,6 +31,9 @@ describe("matoolkit CLI against the embedded system", { timeout: 120_000 }, () =
       PORT: "0",
       LOG_LEVEL: "silent",
       MATOOLKIT_POLL_SWEEP_SECONDS: "5",
+      // The webhook test's receiver address is loopback: allowed as an operator would allow an
+      // internal receiver (issue 25), not a bypass of the outbound policy.
+      MATOOLKIT_WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
     });
     env = {
       PATH: process.env.PATH ?? "",
@@ -555,6 +558,18 @@ describe("matoolkit CLI against the embedded system", { timeout: 120_000 }, () =
       const refused = await cli("webhook", "add", "http://127.0.0.1:9/hook", "--events", "batch.done");
       expect(refused.code).not.toBe(0);
       expect(refused.stderr).toContain("--events");
+      // The outbound policy, with the reason: the allow-list names 127.0.0.1, not the metadata address.
+      const metadata = await cli(
+        "webhook",
+        "add",
+        "http://169.254.169.254/latest",
+        "--events",
+        "batch.completed",
+      );
+      expect(metadata.code).not.toBe(0);
+      expect(metadata.stderr).toContain(
+        "address 169.254.169.254 is link-local (cloud metadata), not allowed",
+      );
 
       expectOk(await cli("webhook", "remove", id));
       expect(await json("webhook", "list")).toEqual([]);
@@ -595,6 +610,16 @@ describe("matoolkit CLI against the embedded system", { timeout: 120_000 }, () =
   });
 
   describe("errors and exit codes", () => {
+    it("says why there is no tenant change log when the worker has no simulated tenant (a database server, no MATOOLKIT_TENANT)", async () => {
+      const changes = await cli("tenant", "changes");
+      expect(changes.code).toBe(1);
+      expect(changes.stdout).toBe("");
+      expect(changes.stderr).toBe(
+        "error resource.not_found: No tenant change log: only a simulated tenant in this process records its " +
+          "changes (start with MATOOLKIT_TENANT=simulated, the default of npm start)\n",
+      );
+    });
+
     it("exits 1 with the API's code and message for a token the server does not trust or a missing role", async () => {
       const otherDir = mkdtempSync(join(tmpdir(), "matoolkit-cli-other-key-"));
       try {

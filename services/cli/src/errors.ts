@@ -7,7 +7,7 @@ export interface ProblemLine {
 }
 
 /**
- * Exit codes scripts rely on (README "CLI reference"): 0 success, 1 the API, the network or
+ * Exit codes scripts rely on (docs/cli.md): 0 success, 1 the API, the network or
  * sign-in failed, 2 the invocation or the configuration is wrong (nothing was sent), 3/4 from
  * `batch watch` when the batch ended failed/cancelled.
  */

@@ -5,6 +5,7 @@ import { registerAutomationCommands } from "./commands/automation.commands.ts";
 import { registerBatchCommands } from "./commands/batch.commands.ts";
 import { registerConfigCommands } from "./commands/config.commands.ts";
 import { registerRunbookCommands } from "./commands/runbook.commands.ts";
+import { registerTenantCommands } from "./commands/tenant.commands.ts";
 import { registerWebhookCommands } from "./commands/webhook.commands.ts";
 import type { CommandRuntime } from "./commands/action.ts";
 import { configKeyNames, configKeys } from "./config/config-keys.ts";
@@ -55,5 +56,6 @@ function buildProgram(runtime: CommandRuntime): Command {
   registerConfigCommands(program, runtime);
   registerWebhookCommands(program, runtime);
   registerAuditCommands(program, runtime);
+  registerTenantCommands(program, runtime);
   return program;
 }

@@ -1,6 +1,6 @@
 // `npm run screenshots`: runs the whole system (embedded PostgreSQL in a temporary data
 // directory, or DATABASE_URL when set; simulated tenant), publishes the example runbook, runs a
-// demo batch, and saves PNGs of the dashboard's main pages into docs/screenshots/ for the README.
+// demo batch, and saves PNGs of the dashboard's main pages into docs/screenshots/ for docs/dashboard.md.
 /* eslint-disable no-restricted-properties -- an entry point (like scripts/**), so it reads the environment */
 import { chmod, mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:net";

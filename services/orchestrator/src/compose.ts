@@ -1,4 +1,16 @@
-import type { Platform, ServicePart, StartedService } from "@matoolkit/platform";
+import {
+  keyVaultAccessFromEnv,
+  loadSecretKeyring,
+  loadSecretsAtStart,
+  reloadOnUnknownKey,
+  platformConfigFromEnv,
+  unknownWebhookSecretKeyIds,
+  secretKeySourceFromEnv,
+  webhookOutboundPolicyFromEnv,
+  type Platform,
+  type ServicePart,
+  type StartedService,
+} from "@matoolkit/platform";
 import { orchestratorConfigFromEnv } from "./orchestrator-config.ts";
 import { startOrchestratorService } from "./orchestrator-service.ts";
 
@@ -8,16 +20,53 @@ import { startOrchestratorService } from "./orchestrator-service.ts";
  * orchestrator process per database in embedded mode: the in-process engine does not share
  * instances between processes) and, on Dapr, records the worker pools' dead letters.
  */
-export function orchestratorPart(env: Record<string, string | undefined>): ServicePart<Platform> {
+export function orchestratorPart(
+  env: Record<string, string | undefined>,
+  options: {
+    /** all-in-one: the process also hosts the admin API (started after this part), so it may create the key. */
+    readonly createsSecretsKey?: boolean;
+  } = {},
+): ServicePart<Platform> {
   const config = orchestratorConfigFromEnv(env);
+  // Webhooks: where deliveries may go, and the key that opens their secrets (read here, once).
+  const outbound = webhookOutboundPolicyFromEnv(env);
+  const { dataDir, databaseUrl } = platformConfigFromEnv(env);
+  const keySource = secretKeySourceFromEnv(env, dataDir);
+  // In Key Vault, only read: the admin API creates the key (the orchestrator waits for it).
+  const keyVault = keyVaultAccessFromEnv(env, keySource, { mayCreate: options.createsSecretsKey ?? false });
   return {
     name: "orchestrator",
     needs: { sql: true, outboxRelay: true, workerJobDeadLetters: true },
     async start(platform): Promise<StartedService> {
+      const secrets = await loadSecretsAtStart(keySource, {
+        sharedDatabase: databaseUrl !== undefined,
+        logger: platform.logger,
+        keyVault,
+      });
+      // A source that can gain a key while this process runs (a Key Vault version, a mounted
+      // file): a value sealed with a key not loaded yet makes it reload (a retried delivery then opens).
+      if (keySource.kind === "key-vault" || keySource.kind === "file") {
+        const reloadAccess =
+          keyVault === undefined ? undefined : { ...keyVault, attempts: 1, logger: platform.logger };
+        reloadOnUnknownKey(secrets, () => loadSecretKeyring(keySource, reloadAccess), {
+          logger: platform.logger,
+        });
+      }
+      const unknown = await unknownWebhookSecretKeyIds(platform.db, secrets);
+      if (unknown.length > 0) {
+        platform.logger.error(
+          { unknownKeyIds: unknown, keyId: secrets.current.id },
+          "webhook secrets sealed with keys this orchestrator does not have: their deliveries fail " +
+            "(give it the admin API's secrets key: MATOOLKIT_SECRETS_KEY, MATOOLKIT_SECRETS_KEY_FILE or " +
+            "MATOOLKIT_SECRETS_KEYVAULT_URL)",
+        );
+      }
       const orchestrator = await startOrchestratorService({
         db: platform.db,
         bus: platform.bus,
         logger: platform.logger,
+        secrets,
+        notifier: { outbound },
         concurrency: config.concurrency,
         workflows: {
           engine: platform.workflows,

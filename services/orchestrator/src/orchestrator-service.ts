@@ -34,6 +34,7 @@ import { RunbookCache } from "./runbook-cache.ts";
 import { timeOutStuckExecutions } from "./stuck-executions.ts";
 import { createBatchWorkflowHost } from "./workflow/batch-workflow-host.ts";
 import { startNotifier, type NotifierOptions } from "./notifications/notifier.ts";
+import type { SecretKeyring } from "@matoolkit/platform";
 
 export interface OrchestratorOptions {
   readonly db: Db;
@@ -47,6 +48,8 @@ export interface OrchestratorOptions {
   readonly metrics?: Metrics;
   /** Webhook delivery settings (issue 12); the notifier always runs, these only tune it (tests). */
   readonly notifier?: NotifierOptions;
+  /** Opens webhook secrets (sealed at rest) at send time; without it no webhook is sent (compose.ts passes it). */
+  readonly secrets?: SecretKeyring;
   /** Batch progression (one durable workflow per batch); absent only in handler-level tests. */
   readonly workflows?: {
     readonly engine: WorkflowEngine;
@@ -122,7 +125,10 @@ export async function startOrchestratorService(options: OrchestratorOptions): Pr
     (delivery) => results.submit(parseResult(delivery)),
   );
   // Webhook notifications (issue 12): the notifications topic, on its own subscription.
-  const notifier = await startNotifier({ db: options.db, bus: options.bus, logger }, options.notifier);
+  const notifier = await startNotifier(
+    { db: options.db, bus: options.bus, logger, secrets: options.secrets },
+    options.notifier,
+  );
   return {
     ...ctx,
     startWorkflows: async () => host?.start(),

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { createDb, type Db } from "@matoolkit/db";
 import {
   routingProperties,
@@ -17,6 +18,7 @@ import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { createFunctionRegistry, startWorkerService, type WorkerService } from "@matoolkit/worker";
 import type { OrchestratorContext } from "./context.ts";
 import type { NotifierOptions } from "./notifications/notifier.ts";
+import { SecretKeyring, secretKeyOf } from "@matoolkit/platform";
 import {
   handleOrchestratorEvent,
   processWorkerResults,
@@ -39,6 +41,8 @@ export interface Harness {
   readonly db: Db;
   readonly bus: MessageBus;
   readonly orchestrator: OrchestratorContext;
+  /** Seals the secrets of webhooks a test inserts directly (the notifier opens them with it). */
+  readonly secrets: SecretKeyring;
   /** Every worker function invocation, in call order. */
   readonly calls: WorkerCall[];
   /** Opens the gate a `Hold` step waits on (params `Gate`). */
@@ -49,10 +53,13 @@ export interface Harness {
 export interface HarnessOptions {
   /** Webhook delivery settings (short backoff, a test clock) for notification scenarios. */
   readonly notifier?: NotifierOptions;
+  /** The webhook secrets key; default a fresh random one (Harness.secrets). */
+  readonly secrets?: SecretKeyring;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const database: TestDatabase = await createTestDatabase();
+  const secrets = options.secrets ?? new SecretKeyring(secretKeyOf(randomBytes(32)));
   const logger = createLogger({ level: "silent", name: "test" });
   // The services get a pool of their own, sized like a service's: the relay needs two connections
   // per pass and the orchestrator one per concurrent handler.
@@ -78,6 +85,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       bus: runtime.bus,
       logger,
       phaseStartChunk: 2,
+      secrets,
       ...(options.notifier === undefined ? {} : { notifier: options.notifier }),
     });
     const functions = createScenarioFunctions();
@@ -95,6 +103,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       db: database.db,
       bus: runtime.bus,
       orchestrator,
+      secrets,
       calls: functions.calls,
       open: functions.open,
       stop: async () => {

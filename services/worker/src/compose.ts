@@ -1,4 +1,6 @@
+import { NonRetriableError, reasonCodes, type TenantChecker } from "@matoolkit/domain";
 import type { RuntimePlatform, ServicePart, StartedService } from "@matoolkit/platform";
+import type { TenantChangeLog } from "./tenant/simulated-tenant-changes.ts";
 import { tenantConfigFromEnv } from "./tenant/tenant-config.ts";
 import { workerConfigFromEnv } from "./worker-config.ts";
 import { buildWorkerRuntime } from "./worker-runtime.ts";
@@ -7,6 +9,18 @@ import { startWorkerService } from "./worker-service.ts";
 export interface StartedWorker extends StartedService {
   /** The worker's target tenant, safe to show (e.g. the simulated tenant's URL). */
   readonly tenantDescription: string;
+  /** The pre-flight check of the worker's tenant. */
+  readonly checkTenant: TenantChecker;
+  /** What a simulated tenant wrote (`GET /api/tenant/changes` in all-in-one); undefined otherwise. */
+  readonly tenantChangeLog: TenantChangeLog | undefined;
+}
+
+export interface WorkerPart extends ServicePart<RuntimePlatform, StartedWorker> {
+  /**
+   * The started worker's pre-flight check, for a service of the same process (all-in-one gives
+   * it to the admin API); before the worker started, it fails saying so.
+   */
+  readonly checkTenant: TenantChecker;
 }
 
 /**
@@ -21,11 +35,21 @@ export function workerPart(
     /** 000 "Scale-to-Zero": called once idle for MATOOLKIT_WORKER_IDLE_EXIT_SECONDS; absent: never. */
     readonly onIdle?: (reason: string) => void;
   } = {},
-): ServicePart<RuntimePlatform, StartedWorker> {
+): WorkerPart {
   workerConfigFromEnv(env);
   tenantConfigFromEnv(env);
+  let started: TenantChecker | undefined;
   return {
     name: "worker",
+    checkTenant: (request, signal) => {
+      if (started === undefined) {
+        throw new NonRetriableError(
+          reasonCodes.tenantNotConfigured,
+          "The worker of this process has not started",
+        );
+      }
+      return started(request, signal);
+    },
     needs: { sql: false, outboxRelay: false, workerJobDeadLetters: false },
     async start(platform): Promise<StartedWorker> {
       // Custom functions and the tenant (an in-process simulated one with MATOOLKIT_TENANT=simulated).
@@ -50,9 +74,13 @@ export function workerPart(
                 onIdle: () => onIdle(`idle for ${config.idleExitSeconds}s`),
               }),
         });
+        started = runtime.checkTenant;
         return {
           tenantDescription: runtime.tenantDescription,
+          checkTenant: runtime.checkTenant,
+          tenantChangeLog: runtime.tenantChangeLog,
           stop: async () => {
+            started = undefined;
             await worker.stop();
             await runtime.close();
           },

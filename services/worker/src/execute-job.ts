@@ -108,7 +108,7 @@ async function runFunction(
   }
 }
 
-const noTenant = unconfiguredTenantClients("set MATOOLKIT_TENANT (see README, Worker and tenant)");
+const noTenant = unconfiguredTenantClients("set MATOOLKIT_TENANT (see docs/worker-and-tenant.md)");
 
 function describe(outcome: AttemptOutcome<unknown>): WireResult & { readonly Error: WorkerError | null } {
   if (outcome.ok) {

@@ -1,6 +1,7 @@
 import {
   InvalidMessageError,
   reasonCodes,
+  SecretValues,
   workerJobMessageSchema,
   workerResultEnvelope,
   workerResultMessageSchema,
@@ -117,7 +118,9 @@ async function runAndPublish(
         ...(result.Error
           ? {
               errorType: result.Error.Type,
-              errorMessage: result.Error.Message,
+              // Sanitized, yet it may quote what the function was given (a password it was to
+              // set): every param value is member data or a secret, masked as reads mask them.
+              errorMessage: SecretValues.of(Object.values(job.Parameters)).maskText(result.Error.Message),
               attempts: result.Error.Attempts,
             }
           : {}),

@@ -162,7 +162,7 @@ describe("startWorkerService with idleExitMs (real timers, in-memory bus)", () =
   it("exits idle only after the job that outlasted the timeout, and passes the tenant clients to functions", async () => {
     const ports = fakePorts();
     const tenant: TenantClients = {
-      graph: { request: async () => ({}) as never },
+      graph: { serviceRoot: "https://graph.microsoft.com", request: async () => ({}) as never },
       exchange: { invoke: async () => ({ value: [], warnings: [] }) },
     };
     let seenTenant: TenantClients | undefined;

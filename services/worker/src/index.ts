@@ -10,6 +10,7 @@ export * from "./tenant/create-tenant-clients.ts";
 export * from "./tenant/credentials.ts";
 export type * from "./tenant/exchange-client.ts";
 export type * from "./tenant/graph-client.ts";
+export * from "./tenant/simulated-tenant-changes.ts";
 export * from "./tenant/tenant-clients.ts";
 export * from "./tenant/tenant-config.ts";
 export * from "./throttle-retry.ts";

@@ -1,3 +1,4 @@
+import type { TenantChecker } from "@matoolkit/domain";
 import type { Logger } from "@matoolkit/runtime";
 import { createDiagnosticFunctions } from "./functions/diagnostics.ts";
 import type { FunctionRegistry } from "./functions/function-registry.ts";
@@ -9,7 +10,9 @@ import {
 import type { FunctionModule } from "./functions/worker-function.ts";
 import { createTenantClients, type CreateTenantClientsOptions } from "./tenant/create-tenant-clients.ts";
 import { tenantConfigFromEnv, type TenantConfig } from "./tenant/tenant-config.ts";
+import type { TenantChangeLog } from "./tenant/simulated-tenant-changes.ts";
 import type { TenantClients } from "./tenant/tenant-clients.ts";
+import { tenantCheckerFor } from "./tenant/tenant-checker.ts";
 import { workerConfigFromEnv, workerEnvVariables, type WorkerConfig } from "./worker-config.ts";
 
 /** Everything a worker needs besides the platform, built once per process. */
@@ -21,6 +24,10 @@ export interface WorkerRuntime {
   readonly tenant: TenantClients;
   /** Safe to log: which tenant and how. */
   readonly tenantDescription: string;
+  /** The pre-flight check of this worker's tenant (POST /api/tenant/check, `matoolkit tenant check`). */
+  readonly checkTenant: TenantChecker;
+  /** A simulated tenant's write log; undefined for no tenant or a real one. */
+  readonly tenantChangeLog: TenantChangeLog | undefined;
   readonly customFunctions: CustomFunctionsLoaded | undefined;
   /** For startWorkerService's `idleExitMs`; undefined: never exit when idle. */
   readonly idleExitMs: number | undefined;
@@ -76,6 +83,8 @@ export async function buildWorkerRuntime(
     registry,
     tenant: tenant.clients,
     tenantDescription: tenant.description,
+    checkTenant: tenantCheckerFor(tenantConfig, tenant.clients, tenant.description),
+    tenantChangeLog: tenant.changeLog,
     customFunctions,
     idleExitMs: config.idleExitSeconds === undefined ? undefined : config.idleExitSeconds * 1000,
     close: () => tenant.close(),

@@ -145,6 +145,25 @@ describe("worker service on the embedded runtime", () => {
     expect(logLines.join("\n")).not.toContain("jdoe@contoso.com");
   });
 
+  it("masks the job's param values in the logged error of a failed job (issue 25)", async () => {
+    // A function's error may quote what it was given (here the whole message is a param).
+    await publishJob(
+      job("step-25-attempt-1", "worker-01", "Test-Fail", {
+        Message: "refused Zq8-initial-77 as too weak",
+        Secret: "Zq8-initial-77",
+      }),
+    );
+
+    const result = await waitFor(() => results.get("step-25-attempt-1"), "the result");
+    expect(result.Status).toBe("Failure");
+    const finished = logLines.find(
+      (line) => line.includes("step-25-attempt-1") && line.includes("job finished"),
+    );
+    expect(finished).toBeDefined();
+    expect(finished).toContain('"errorMessage":"***"');
+    expect(logLines.join("\n")).not.toContain("Zq8-initial-77");
+  });
+
   it("leaves jobs addressed to another worker to that worker", async () => {
     await publishJob(job("step-2-attempt-1", "worker-02", "Record-Run"));
 

@@ -1,4 +1,5 @@
 import type { AuthConfig, EntraAuthConfig } from "./auth-config.ts";
+import { assertEntraAccessToken } from "./entra-access-token.ts";
 import type { JwksRefreshFailure } from "./jwks-cache.ts";
 import { entraIssuer, entraKeySource, localKeySource } from "./key-source.ts";
 import { loadOrCreateLocalSigningKey } from "./local-signing-key.ts";
@@ -56,6 +57,8 @@ export async function createVerifierForConfig(
         issuer: entraIssuers(config),
         audience: entraAudiences(config),
         acceptedScopes: config.scopes,
+        // Entra signs ID tokens too, with the same keys, issuer and (v2.0) audience.
+        assertTokenKind: assertEntraAccessToken,
       });
     }
     default: {

@@ -200,3 +200,76 @@ describe("Entra ID tokens: app roles and delegated scopes", () => {
     expect(await statusOf(app, "GET", await v2Token({ roles: "Admin" }))).toBe(401);
   });
 });
+
+// Issue 25 finding 9: Entra signs ID tokens with the same keys, issuer and (v2.0) audience as
+// access tokens; only an access token may call the API (entra-access-token.ts).
+describe("Entra ID tokens: access tokens only", () => {
+  async function expectNotAnAccessToken(token: string) {
+    const response = await app.request("GET", "/things", `Bearer ${token}`);
+    const text = await response.text();
+    expect({ status: response.status, body: JSON.parse(text) as unknown }).toMatchObject({
+      status: 401,
+      body: { code: "auth.unauthenticated", detail: "Token is not an access token for this API" },
+    });
+    // Neither the token nor any of its parts or claims comes back.
+    for (const part of token.split(".")) expect(text).not.toContain(part);
+    expect(text).not.toContain("ada@contoso.test");
+  }
+
+  it("refuses an ID token: v2.0 issuer, the API's client id as audience, a nonce and the Admin role", async () => {
+    await expectNotAnAccessToken(await tenant.idToken({ clientId }));
+  });
+
+  it("refuses an ID token without its nonce: no scp, no client claims", async () => {
+    await expectNotAnAccessToken(await tenant.idToken({ clientId, claims: { nonce: undefined } }));
+  });
+
+  it("refuses an otherwise valid access token that carries a nonce", async () => {
+    await expectNotAnAccessToken(await v2Token({ scp: "access_as_user", nonce: randomUUID() }));
+    await expectNotAnAccessToken(await v1Token({ roles: ["Admin"], nonce: randomUUID() }));
+  });
+
+  it("accepts a delegated token (scp) from a public client, as the dashboard gets one", async () => {
+    const token = await v2Token({
+      scp: "access_as_user",
+      azpacr: "0",
+      preferred_username: "ada@contoso.test",
+    });
+    const response = await app.request("GET", "/things", `Bearer ${token}`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ identity: "ada@contoso.test", roles: [] });
+  });
+
+  it("accepts an app-only token marked idtyp=app with its roles", async () => {
+    const token = await v2Token({ idtyp: "app", roles: ["Admin"], azpacr: undefined });
+    expect(await statusOf(app, "POST", token)).toBe(200);
+  });
+
+  it("accepts an app-only v1.0 token by its appidacr, and a v2.0 one by its azpacr", async () => {
+    expect(await statusOf(app, "POST", await v1Token({ roles: ["Admin"], appidacr: "2" }))).toBe(200);
+    expect(await statusOf(app, "POST", await v2Token({ roles: ["Admin"], azpacr: "1" }))).toBe(200);
+  });
+
+  it("refuses a token without scp, idtyp=app, or the client claim of its version", async () => {
+    await expectNotAnAccessToken(await v2Token({ roles: ["Admin"], azpacr: undefined }));
+    await expectNotAnAccessToken(await v1Token({ roles: ["Admin"], appidacr: undefined }));
+    // The other version's claim does not count.
+    await expectNotAnAccessToken(await v1Token({ roles: ["Admin"], appidacr: undefined, azpacr: "1" }));
+    await expectNotAnAccessToken(await v2Token({ roles: ["Admin"], azpacr: "9" }));
+  });
+
+  it("refuses contradictory or unknown token kinds: idtyp=app with scp, idtyp=device, no ver", async () => {
+    await expectNotAnAccessToken(await v2Token({ scp: "access_as_user", idtyp: "app" }));
+    await expectNotAnAccessToken(await v2Token({ roles: ["Admin"], idtyp: "device" }));
+    await expectNotAnAccessToken(await v2Token({ roles: ["Admin"], ver: undefined }));
+  });
+
+  it("accepts the JWT and at+jwt typ headers and refuses other kinds of JWT", async () => {
+    const withTyp = (typ: string) =>
+      tenant.accessToken({ version: "2.0", audience: clientId, claims: { roles: ["Reader"] }, typ });
+    expect(await statusOf(app, "GET", await withTyp("at+jwt"))).toBe(200);
+    expect(await statusOf(app, "GET", await withTyp("JWT"))).toBe(200);
+    await expectNotAnAccessToken(await withTyp("logout+jwt"));
+    await expectNotAnAccessToken(await withTyp("dpop+jwt"));
+  });
+});

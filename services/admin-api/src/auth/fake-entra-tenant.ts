@@ -19,6 +19,14 @@ export interface EntraAccessTokenOptions {
   readonly issuingTenantId?: string;
   /** Sign with a key the tenant does not publish (forgery tests); kid defaults to the tenant's current one. */
   readonly forgedWith?: { readonly key: CryptoKey; readonly kid?: string; readonly alg?: string };
+  /** The header's `typ`; Entra writes `JWT`. */
+  readonly typ?: string;
+}
+
+export interface EntraIdTokenOptions {
+  /** `aud`: the client the user signed in to (for the dashboard, the API's own client id). */
+  readonly clientId: string;
+  readonly claims?: JWTPayload;
 }
 
 export interface FakeEntraTenant {
@@ -33,7 +41,18 @@ export interface FakeEntraTenant {
   rotateKey(): Promise<void>;
   /** While down, the JWKS endpoint answers 503. */
   setJwksDown(down: boolean): void;
+  /**
+   * An access token; its client claims (`azp`/`azpacr` in v2.0, `appid`/`appidacr` in v1.0) say a
+   * confidential client authenticated with a secret, as for an app-only token. Delegated tokens
+   * add `scp` through `claims`; a claim set to `undefined` is left out.
+   */
   accessToken(options: EntraAccessTokenOptions): Promise<string>;
+  /**
+   * A v2.0 ID token, shaped like Entra's (id-token-claims-reference): signed with the same keys,
+   * issued by the same v2.0 issuer, `aud` the client id, a `nonce`, the user's `roles`, no client
+   * claims and no `scp`.
+   */
+  idToken(options: EntraIdTokenOptions): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -96,11 +115,40 @@ export async function startFakeEntraTenant(): Promise<FakeEntraTenant> {
       };
       const versioned =
         options.version === "1.0"
-          ? { ...common, ver: "1.0", iss: v1IssuerOf(issuingTenant), appid: randomUUID() }
-          : { ...common, ver: "2.0", iss: `${instance}${issuingTenant}/v2.0`, azp: randomUUID() };
+          ? { ...common, ver: "1.0", iss: v1IssuerOf(issuingTenant), appid: randomUUID(), appidacr: "1" }
+          : {
+              ...common,
+              ver: "2.0",
+              iss: `${instance}${issuingTenant}/v2.0`,
+              azp: randomUUID(),
+              azpacr: "1",
+            };
       return new SignJWT({ ...versioned, ...options.claims })
-        .setProtectedHeader({ alg: options.forgedWith?.alg ?? "RS256", kid, typ: "JWT" })
+        .setProtectedHeader({ alg: options.forgedWith?.alg ?? "RS256", kid, typ: options.typ ?? "JWT" })
         .sign(key);
+    },
+    idToken: async (options) => {
+      const current = published[published.length - 1]!;
+      const now = Math.floor(Date.now() / 1000);
+      const claims = {
+        ver: "2.0",
+        iss: `${instance}${tenantId}/v2.0`,
+        aud: options.clientId,
+        iat: now,
+        nbf: now,
+        exp: now + 3600,
+        tid: tenantId,
+        oid: "7f0e1b9c-0000-4000-8000-000000000002",
+        sub: "pairwise-subject-of-the-user",
+        nonce: randomUUID(),
+        preferred_username: "ada@contoso.test",
+        name: "Ada",
+        roles: ["Admin"],
+        ...options.claims,
+      };
+      return new SignJWT(claims)
+        .setProtectedHeader({ alg: "RS256", kid: current.kid, typ: "JWT" })
+        .sign(current.privateKey);
     },
     close: () =>
       new Promise((resolve, reject) => server.close((error) => (error ? reject(error) : resolve()))),

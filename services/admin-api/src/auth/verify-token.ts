@@ -1,4 +1,5 @@
 import { errors, jwtVerify } from "jose";
+import type { JWTHeaderParameters, JWTPayload, JWTVerifyResult } from "jose";
 import { AuthError } from "./auth-error.ts";
 import { KeySourceUnavailableError } from "./key-source.ts";
 import type { VerificationKeySource } from "./key-source.ts";
@@ -17,6 +18,12 @@ export interface TokenExpectations {
    * (one with `scp`) must carry one of them, as Microsoft.Identity.Web's scope check demands.
    */
   readonly acceptedScopes?: readonly string[];
+  /**
+   * Checks the kind of token once its signature, issuer, audience and lifetime hold; throws an
+   * {@link AuthError} for a token of another kind (Entra mode: access tokens only, never an ID
+   * token; entra-access-token.ts).
+   */
+  readonly assertTokenKind?: (header: JWTHeaderParameters, payload: JWTPayload) => void;
 }
 
 export interface TokenVerifier {
@@ -42,13 +49,14 @@ export function createTokenVerifier(
   const acceptedScopes = expected.acceptedScopes ?? [];
   return {
     async verify(token) {
-      let payload: unknown;
+      let verified: JWTVerifyResult;
       try {
-        ({ payload } = await jwtVerify(token, keySource.getKey, options));
+        verified = await jwtVerify(token, keySource.getKey, options);
       } catch (error) {
         throw toAuthError(error);
       }
-      const claims = principalClaimsSchema.safeParse(payload);
+      expected.assertTokenKind?.(verified.protectedHeader, verified.payload);
+      const claims = principalClaimsSchema.safeParse(verified.payload);
       if (!claims.success) throw new AuthError("auth.unauthenticated", "Token claims are malformed");
       const { sub, roles, scp } = claims.data;
       const scopes =

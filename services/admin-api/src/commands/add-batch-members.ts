@@ -19,6 +19,7 @@ import {
   type PositionedMember,
 } from "../csv/member-upload.ts";
 import { conflict, notFound } from "../http/api-error.ts";
+import type { RowLimit } from "../http/request-limits.ts";
 
 const MAX_ROWS_IN_MESSAGE = 10;
 
@@ -43,11 +44,12 @@ export async function addBatchMembersCommand(
   batchId: number,
   upload: MemberUpload,
   actor: string,
+  rowLimit: RowLimit,
 ): Promise<{ batchId: number; members: AddedMember[] }> {
   const batch = await getBatchWithRunbook(db, batchId);
   if (batch === undefined) throw notFound(`batch ${batchId} does not exist`);
   refuseUnlessOpenManual(batch);
-  const members = membersOfUpload(upload, parseRunbookOrThrow(batch.yamlContent).dataSource);
+  const members = await membersOfUpload(upload, parseRunbookOrThrow(batch.yamlContent).dataSource, rowLimit);
   return db.transaction().execute(async (trx) => {
     // Shared lock, as the orchestrator's handlers take it: a concurrent cancel either ends the
     // batch before we look (and we refuse) or waits and then cancels these members' steps too.

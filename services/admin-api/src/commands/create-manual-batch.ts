@@ -1,9 +1,8 @@
-import { createHash } from "node:crypto";
 import {
   findRecentBatchWithFingerprint,
   getActiveRunbook,
   insertBatch,
-  insertMembers,
+  insertMembersCounted,
   insertPhases,
   recordBatchSourceFingerprint,
   transitionBatch,
@@ -11,18 +10,24 @@ import {
   type Db,
 } from "@matoolkit/db";
 import { parseRunbookOrThrow } from "@matoolkit/domain";
+import type { CsvUpload } from "../csv/csv-upload.ts";
 import { parseMembersCsv } from "../csv/parse-members-csv.ts";
+import { loopSlicer } from "../csv/time-slicer.ts";
+import { uploadFingerprint } from "../csv/upload-fingerprint.ts";
 import { ApiError, notFound } from "../http/api-error.ts";
+import type { RowLimit } from "../http/request-limits.ts";
 
 export interface CreateManualBatchRequest {
   readonly runbookName: string;
-  readonly csv: string;
+  readonly csv: CsvUpload;
   /** The operator (principal.identity): created_by and the 'created' event's actor. */
   readonly createdBy: string;
   /** Refuse an identical upload (same runbook, same CSV) within this many minutes; 0: never. */
   readonly duplicateWindowMinutes: number;
   /** Create it even when an identical upload was just made (`?allowDuplicate=true`). */
   readonly allowDuplicate: boolean;
+  /** At most this many member rows (http/request-limits.ts). */
+  readonly rowLimit: RowLimit;
 }
 
 /**
@@ -43,8 +48,10 @@ export async function createManualBatchCommand(
   const runbookRow = await getActiveRunbook(db, request.runbookName);
   if (runbookRow === undefined) throw notFound(`no active runbook named '${request.runbookName}'`);
   const runbook = parseRunbookOrThrow(runbookRow.yamlContent);
-  const members = parseMembersCsv(request.csv, runbook.dataSource);
-  const fingerprint = sourceFingerprint(request.runbookName, request.csv);
+  const members = await parseMembersCsv(request.csv, runbook.dataSource, { rowLimit: request.rowLimit });
+  const fingerprint = await uploadFingerprint(request.runbookName, request.csv.texts(), () =>
+    loopSlicer.pause(),
+  );
   return db.transaction().execute(async (trx) => {
     if (!request.allowDuplicate && request.duplicateWindowMinutes > 0) {
       const existing = await findRecentBatchWithFingerprint(
@@ -71,7 +78,7 @@ export async function createManualBatchCommand(
       actor: request.createdBy,
     });
     await recordBatchSourceFingerprint(trx, created.id, fingerprint);
-    await insertMembers(trx, created.id, members);
+    await insertMembersCounted(trx, created.id, members);
     await insertPhases(
       trx,
       created.id,
@@ -94,17 +101,4 @@ export async function createManualBatchCommand(
     const batch = activated ?? created;
     return { batch, memberCount: members.length };
   });
-}
-
-/**
- * sha256 of the runbook name and the CSV with its line endings normalized (CRLF and CR → LF), a
- * byte order mark and trailing blank lines dropped: the same file saved on another system is the
- * same upload.
- */
-export function sourceFingerprint(runbookName: string, csv: string): string {
-  const normalized = csv
-    .replace(/^\uFEFF/, "")
-    .replace(/\r\n?/g, "\n")
-    .replace(/\n+$/, "");
-  return createHash("sha256").update(runbookName).update("\0").update(normalized).digest("hex");
 }

@@ -33,44 +33,58 @@ export function membersFromRecords<Where>(
   dataSource: DataSourceConfig,
   describe: (where: Where) => string,
 ): { members: UploadedMember<Where>[]; problems: RecordProblem<Where>[] } {
-  const problems: RecordProblem<Where>[] = [];
-  const seen = new Map<string, Where>();
+  const checker = createMemberChecker(dataSource, describe);
   const members: UploadedMember<Where>[] = [];
   for (const { record, where } of records) {
-    const key = keyOf(record[dataSource.primaryKey]);
-    if (key === undefined) {
-      problems.push({ where, message: `primary key '${dataSource.primaryKey}' must be text or a number` });
-      continue;
-    }
-    if (key === "") {
-      problems.push({ where, message: `empty primary key '${dataSource.primaryKey}'` });
-      continue;
-    }
-    if (key.length > maxMemberKeyLength) {
-      problems.push({
-        where,
-        message: `primary key '${dataSource.primaryKey}' is longer than ${maxMemberKeyLength} characters`,
-      });
-      continue;
-    }
-    const first = seen.get(key);
-    if (first !== undefined) {
-      problems.push({ where, message: `duplicate primary key (same as ${describe(first)})` });
-      continue;
-    }
-    seen.set(key, where);
-    try {
-      members.push({
-        memberKey: key,
-        data: serializeMemberData(record, dataSource.multiValuedColumns),
-        where,
-      });
-    } catch (error) {
-      if (!(error instanceof MemberDataError)) throw error;
-      problems.push({ where, message: error.message });
-    }
+    const member = checker.check(record, where);
+    if (member !== undefined) members.push(member);
   }
-  return { members, problems };
+  return { members, problems: checker.problems };
+}
+
+/**
+ * The same checks one record at a time, for uploads read as a stream: `check` answers the member,
+ * or undefined after noting the problem. Only the keys seen are kept (for duplicates), not the rows.
+ */
+export interface MemberChecker<Where> {
+  check(record: Readonly<Record<string, unknown>>, where: Where): UploadedMember<Where> | undefined;
+  readonly problems: RecordProblem<Where>[];
+}
+
+export function createMemberChecker<Where>(
+  dataSource: DataSourceConfig,
+  describe: (where: Where) => string,
+): MemberChecker<Where> {
+  const problems: RecordProblem<Where>[] = [];
+  const seen = new Map<string, Where>();
+  const refuse = (where: Where, message: string) => {
+    problems.push({ where, message });
+    return undefined;
+  };
+  return {
+    problems,
+    check(record, where) {
+      const key = keyOf(record[dataSource.primaryKey]);
+      if (key === undefined)
+        return refuse(where, `primary key '${dataSource.primaryKey}' must be text or a number`);
+      if (key === "") return refuse(where, `empty primary key '${dataSource.primaryKey}'`);
+      if (key.length > maxMemberKeyLength) {
+        return refuse(
+          where,
+          `primary key '${dataSource.primaryKey}' is longer than ${maxMemberKeyLength} characters`,
+        );
+      }
+      const first = seen.get(key);
+      if (first !== undefined) return refuse(where, `duplicate primary key (same as ${describe(first)})`);
+      seen.set(key, where);
+      try {
+        return { memberKey: key, data: serializeMemberData(record, dataSource.multiValuedColumns), where };
+      } catch (error) {
+        if (!(error instanceof MemberDataError)) throw error;
+        return refuse(where, error.message);
+      }
+    },
+  };
 }
 
 /** Keys are stored as text (batch_members.member_key), as the scheduler stores a source's keys. */

@@ -1,5 +1,8 @@
 import type { DataSourceConfig } from "@matoolkit/domain";
 import { ApiError } from "../http/api-error.ts";
+import { tooManyRows } from "../http/limit-errors.ts";
+import type { RowLimit } from "../http/request-limits.ts";
+import type { CsvUpload } from "./csv-upload.ts";
 import { membersFromRecords } from "./member-records.ts";
 import { parseMembersCsv } from "./parse-members-csv.ts";
 import { describeFlaw, jsonFlaw } from "./text-problems.ts";
@@ -10,7 +13,7 @@ import { describeFlaw, jsonFlaw } from "./text-problems.ts";
  * checks before anything is written.
  */
 export type MemberUpload =
-  | { readonly format: "csv"; readonly text: string }
+  | { readonly format: "csv"; readonly upload: CsvUpload }
   | { readonly format: "json"; readonly rows: readonly Readonly<Record<string, unknown>>[] };
 
 /** Where an uploaded member came from: its CSV line, or its path in the JSON body. */
@@ -26,15 +29,18 @@ export function describePosition(where: UploadPosition): string {
   return "line" in where ? `line ${where.line}` : where.path.replace(/\.(\d+)$/, "[$1]");
 }
 
-export function membersOfUpload(upload: MemberUpload, dataSource: DataSourceConfig): PositionedMember[] {
+export async function membersOfUpload(
+  upload: MemberUpload,
+  dataSource: DataSourceConfig,
+  rowLimit: RowLimit,
+): Promise<PositionedMember[]> {
   switch (upload.format) {
     case "csv":
-      return parseMembersCsv(upload.text, dataSource).map(({ memberKey, data, line }) => ({
-        memberKey,
-        data,
-        where: { line },
-      }));
+      return (await parseMembersCsv(upload.upload, dataSource, { rowLimit })).map(
+        ({ memberKey, data, line }) => ({ memberKey, data, where: { line } }),
+      );
     case "json":
+      if (upload.rows.length > rowLimit.max) throw tooManyRows(upload.rows.length, rowLimit);
       return membersOfJsonRows(upload.rows, dataSource);
     default: {
       const unreachable: never = upload;

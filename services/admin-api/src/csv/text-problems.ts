@@ -92,3 +92,42 @@ export function jsonFlaw(value: unknown, path: string): { path: string; flaw: Te
   }
   return undefined;
 }
+
+/**
+ * flawsByLine over a text that comes in pieces (an upload decoded slice by slice, csv-upload.ts),
+ * pausing after each (time-slicer.ts): a 20 MB upload is scanned without holding the event loop
+ * and without joining it into one string. Lines are scanned whole (a piece's text after its last
+ * "\n" waits for the next piece), so the lines, columns and flaws are flawsByLine's on the whole.
+ */
+export async function flawsByLineOfPieces(
+  pieces: Iterable<string>,
+  pause: () => Promise<void> | undefined,
+  limit = 20,
+): Promise<TextFlawAt[]> {
+  const found: TextFlawAt[] = [];
+  let linesBefore = 0;
+  const scan = (block: string) => {
+    if (flawOf(block) !== undefined) {
+      for (const flaw of flawsByLine(block, limit - found.length)) {
+        found.push({ ...flaw, line: flaw.line + linesBefore });
+      }
+    }
+    linesBefore += block.match(LINE_BREAKS)?.length ?? 0;
+  };
+  let partial = "";
+  for (const piece of pieces) {
+    if (found.length >= limit) break;
+    const lastNewline = piece.lastIndexOf("\n");
+    if (lastNewline === -1) {
+      partial += piece;
+    } else {
+      scan(partial + piece.slice(0, lastNewline + 1));
+      partial = piece.slice(lastNewline + 1);
+    }
+    await pause();
+  }
+  if (partial !== "" && found.length < limit) scan(partial);
+  return found;
+}
+
+const LINE_BREAKS = /\r\n|\n|\r/gu;

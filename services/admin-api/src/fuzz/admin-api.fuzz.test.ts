@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startApiHarness, testRunbookYaml, type ApiHarness } from "../api-test-harness.ts";
+import { defaultRequestLimits } from "../http/request-limits.ts";
 import { mutate, mutateParameter, seededRandom, type Random } from "./mutations.ts";
 
 /**
@@ -22,7 +23,10 @@ const validCsv = Buffer.from(
 const validYaml = Buffer.from(testRunbookYaml({ name: "fuzzed", initWorkerId: "worker-01" }));
 
 beforeAll(async () => {
-  harness = await startApiHarness();
+  // `parallel` requests at once, uploads among them: a 429 would hide the body it was sent with.
+  harness = await startApiHarness({
+    requestLimits: { ...defaultRequestLimits, heavyPerCaller: parallel, heavyTotal: parallel },
+  });
   const published = await harness.request("POST", "/runbooks", {
     body: testRunbookYaml({ name: runbook }),
     type: "application/yaml",

@@ -9,6 +9,8 @@ import {
 import type { Request } from "express";
 import type { Principal } from "../auth/index.ts";
 import type { AnyReply, Operation } from "../openapi/operation.ts";
+import { CsvUpload } from "../csv/csv-upload.ts";
+import { loopSlicer } from "../csv/time-slicer.ts";
 import { ApiError, badRequest } from "./api-error.ts";
 
 /**
@@ -68,13 +70,23 @@ export function idempotencyKeyOf(req: Request): string | undefined {
 /**
  * sha256 of what the request asks for besides its method and path: the query string and the
  * parsed body (JSON re-serialised, text as sent). The same key with another fingerprint is refused.
+ * A member upload (csv-upload.ts) is hashed as its text, slice by slice with pauses (the same
+ * digest as the whole text at once, as when it was one string).
  */
-export function requestFingerprint(req: Request): string {
+export async function requestFingerprint(req: Request): Promise<string> {
   const queryAt = req.originalUrl.indexOf("?");
   const query = queryAt === -1 ? "" : req.originalUrl.slice(queryAt + 1);
+  const hash = createHash("sha256").update(query).update("\n");
   const body: unknown = req.body;
-  const bodyText = body === undefined ? "" : typeof body === "string" ? body : JSON.stringify(body);
-  return createHash("sha256").update(query).update("\n").update(bodyText).digest("hex");
+  if (body instanceof CsvUpload) {
+    for (const piece of body.texts()) {
+      hash.update(piece);
+      await loopSlicer.pause();
+    }
+  } else {
+    hash.update(body === undefined ? "" : typeof body === "string" ? body : JSON.stringify(body));
+  }
+  return hash.digest("hex");
 }
 
 /**
@@ -90,7 +102,7 @@ export async function runIdempotently(
   const key = idempotencyKeyOf(req);
   if (key === undefined) return act();
   const owner = { subject: principal.subject, key, claimId: randomUUID() };
-  const request = { method: req.method, path: req.path, fingerprint: requestFingerprint(req) };
+  const request = { method: req.method, path: req.path, fingerprint: await requestFingerprint(req) };
   for (let attempt = 1; ; attempt++) {
     const claim = await claimApiIdempotencyKey(db, {
       ...owner,

@@ -70,7 +70,23 @@ export const problemTypes = {
   "payload.too_large": {
     statuses: [413],
     title: "Request body too large",
-    description: "The body exceeds the endpoint's limit.",
+    description:
+      "The body exceeds the endpoint's limit; `detail` names the size, the limit and, where it is " +
+      "configurable, the setting that raises it.",
+  },
+  "member_data.too_many_rows": {
+    statuses: [400],
+    title: "Too many member rows",
+    description:
+      "The upload has more member rows than the endpoint takes; `detail` names the count, the limit " +
+      "and the setting that raises it (MATOOLKIT_MAX_MEMBER_ROWS). Nothing was written.",
+  },
+  "request.too_many_in_flight": {
+    statuses: [429],
+    title: "Too many heavy requests in flight",
+    description:
+      "The caller (or the server as a whole) already has as many heavy requests (CSV uploads, " +
+      "plans, reports) running as it may; retry after the `Retry-After` seconds.",
   },
   "payload.unsupported": {
     statuses: [415],
@@ -86,6 +102,14 @@ export const problemTypes = {
     statuses: [503],
     title: "Not ready",
     description: "A dependency is not available yet (database, message bus); `notReady` names which.",
+  },
+  "tenant.check_unavailable": {
+    statuses: [503],
+    title: "Tenant check not available here",
+    description:
+      "The pre-flight check runs where the tenant's credential is, the worker: this API process runs " +
+      "no worker (separate processes, e.g. Dapr mode). Run `npm run tenant:check` in the worker's " +
+      "environment instead (docs/worker-and-tenant.md).",
   },
   "unexpected.exception": {
     statuses: [500],

@@ -14,6 +14,8 @@ import { runbookPlanOperations } from "../routes/runbook-plan.routes.ts";
 import { runbookTemplateOperations } from "../routes/runbook-template.routes.ts";
 import { runbookVersionOperations } from "../routes/runbook-versions.routes.ts";
 import { runbookOperations } from "../routes/runbooks.routes.ts";
+import { tenantCheckOperations } from "../routes/tenant-check.routes.ts";
+import { tenantChangeOperations } from "../routes/tenant-changes.routes.ts";
 import { webhookOperations } from "../routes/webhooks.routes.ts";
 import { buildOpenApiDocument, type OpenApiDocument } from "./openapi-document.ts";
 import { openApiOperation } from "./openapi.operation.ts";
@@ -41,6 +43,8 @@ export function adminApiOperations(): readonly Operation[] {
     ...batchRedriveOperations,
     ...batchGridOperations,
     ...auditOperations,
+    ...tenantCheckOperations,
+    ...tenantChangeOperations,
     ...authConfigOperations,
     openApiOperation(() => (document ??= buildOpenApiDocument(operations, packageJson.version))),
   ];

@@ -1,4 +1,4 @@
-import express, { type RequestHandler, type Response, type Router } from "express";
+import type { RequestHandler, Response, Router } from "express";
 import {
   authenticate,
   principalOf,
@@ -6,13 +6,17 @@ import {
   requireRole,
   type TokenVerifier,
 } from "../auth/index.ts";
-import type { Access, AnyReply, ApiDeps, BodySpec, Operation, StreamReply } from "./operation.ts";
+import type { Access, AnyReply, ApiDeps, Operation, StreamReply } from "./operation.ts";
 import { validateRequest } from "./validate-request.ts";
 import { acceptsIdempotencyKey, runIdempotently } from "../http/idempotency.ts";
+import { isJsonMediaType, limitedBodyParsers } from "../http/body-limits.ts";
+import { createHeavyRequestSlots, heavyRequestGate, holdingSlot } from "../http/concurrency-limit.ts";
+import { routeLimits } from "../http/request-limits.ts";
 
 /**
  * Mounts each operation at its own full path: auth first (so an anonymous caller learns nothing
- * about a request's validity), then the body parsers the operation declares, then validation
+ * about a request's validity), then a heavy route's slot (http/concurrency-limit.ts), then the
+ * body parsers the operation declares with its byte limit (http/body-limits.ts), then validation
  * with its schemas, then the handler.
  */
 export function mountOperations(
@@ -20,26 +24,41 @@ export function mountOperations(
   operations: readonly Operation[],
   options: { readonly verifier: TokenVerifier; readonly deps: ApiDeps },
 ): void {
+  const slots = createHeavyRequestSlots(options.deps.requestLimits);
   for (const operation of operations) {
+    const heavy = heavyRoute(operation);
+    const handle: RequestHandler = async (req, res) => {
+      const { params, query, body } = validateRequest(operation, req);
+      const principal = operation.access === "public" ? undefined : principalOf(res);
+      const act = async () =>
+        operation.handle({ params, query, body, principal, deps: options.deps } as never);
+      // Idempotency-Key (http/idempotency.ts): a retried POST answers as the first one did.
+      const reply =
+        principal !== undefined && acceptsIdempotencyKey(operation)
+          ? await runIdempotently(options.deps.db, req, principal, act)
+          : await act();
+      if ("stream" in reply) await sendStream(res, operation, reply);
+      else send(res, operation, reply);
+    };
     router[operation.method](
       expressPath(operation),
       ...accessChecks(operation.access, options.verifier),
-      ...bodyParsers(operation.body),
-      async (req, res) => {
-        const { params, query, body } = validateRequest(operation, req);
-        const principal = operation.access === "public" ? undefined : principalOf(res);
-        const act = async () =>
-          operation.handle({ params, query, body, principal, deps: options.deps } as never);
-        // Idempotency-Key (http/idempotency.ts): a retried POST answers as the first one did.
-        const reply =
-          principal !== undefined && acceptsIdempotencyKey(operation)
-            ? await runIdempotently(options.deps.db, req, principal, act)
-            : await act();
-        if ("stream" in reply) await sendStream(res, operation, reply);
-        else send(res, operation, reply);
-      },
+      ...(heavy ? [heavyRequestGate(operation, slots)] : []),
+      ...limitedBodyParsers(operation, options.deps.requestLimits),
+      heavy ? holdingSlot(handle) : handle,
     );
   }
+}
+
+/** Heavy routes (http/request-limits.ts) must say they can answer 429, so OpenAPI shows it. */
+function heavyRoute(operation: Operation): boolean {
+  if (routeLimits[operation.operationId]?.heavy !== true) return false;
+  if (operation.access === "public" || !(operation.errors ?? []).includes("request.too_many_in_flight")) {
+    throw new Error(
+      `${operation.operationId} is a heavy route: it needs a caller and must declare request.too_many_in_flight`,
+    );
+  }
+  return true;
 }
 
 /** `/api/batches/{id}` → `/api/batches/:id`; every `{name}` must be a field of `params`. */
@@ -58,22 +77,6 @@ function accessChecks(access: Access, verifier: TokenVerifier): RequestHandler[]
   if (access === "public") return [];
   if (access === "read") return [authenticate(verifier), requireReadAccess];
   return [authenticate(verifier), requireReadAccess, requireRole(access)];
-}
-
-/** JSON media types are parsed as JSON, everything else as text. */
-function isJsonMediaType(mediaType: string): boolean {
-  return mediaType === "application/json" || mediaType.endsWith("+json");
-}
-
-function bodyParsers(body: BodySpec | undefined): RequestHandler[] {
-  if (body === undefined) return [];
-  const types = Object.keys(body.content);
-  const json = types.filter(isJsonMediaType);
-  const text = types.filter((type) => !isJsonMediaType(type));
-  return [
-    ...(json.length > 0 ? [express.json({ type: json, limit: body.limit })] : []),
-    ...(text.length > 0 ? [express.text({ type: text, limit: body.limit })] : []),
-  ];
 }
 
 function send(res: Response, operation: Operation, reply: Exclude<AnyReply, StreamReply>): void {

@@ -1,5 +1,7 @@
 import type { DataSourceClient } from "@matoolkit/datasources";
 import type { Db } from "@matoolkit/db";
+import type { TenantChecker } from "@matoolkit/domain";
+import type { OutboundPolicy, SecretKeyring } from "@matoolkit/platform";
 import type { MessageBus } from "@matoolkit/runtime";
 import type { z } from "zod";
 import type { AppRole, Principal } from "../auth/index.ts";
@@ -7,6 +9,8 @@ import type { SignInConfig } from "../auth/sign-in-config.ts";
 import type { ApiErrorCode } from "../http/api-error.ts";
 import type { StatusOf } from "../http/problem-types.ts";
 import type { Readiness } from "../http/readiness.ts";
+import type { RequestLimits } from "../http/request-limits.ts";
+import type { CsvUpload } from "../csv/csv-upload.ts";
 
 /**
  * One HTTP operation of the admin API, declared once: app.ts mounts it (auth, body parsing and
@@ -23,6 +27,9 @@ export type Access = "public" | "read" | AppRole;
 export type ErrorSpec = ApiErrorCode | { [C in ApiErrorCode]: readonly [C, StatusOf<C>] }[ApiErrorCode];
 
 /** What handlers work with; the same for every operation. */
+export type { TenantChangeSource } from "../routes/tenant-changes.routes.ts";
+import type { TenantChangeSource } from "../routes/tenant-changes.routes.ts";
+
 export interface ApiDeps {
   readonly db: Db;
   readonly bus: MessageBus;
@@ -33,6 +40,19 @@ export interface ApiDeps {
   readonly duplicateBatchWindowMinutes: number;
   /** GET /api/auth/config's answer: how clients sign in (no secrets). */
   readonly signIn: SignInConfig;
+  /** The address policy webhook URLs are checked against at registration (and at each send). */
+  readonly outbound: OutboundPolicy;
+  /** Seals webhook secrets; undefined in apps built without one (webhook creation then fails). */
+  readonly secrets: SecretKeyring | undefined;
+  /** Body, row and concurrency caps (http/request-limits.ts). */
+  readonly requestLimits: RequestLimits;
+  /**
+   * The worker's pre-flight check of its tenant, where this process runs a worker (all-in-one);
+   * undefined in a process without one (POST /api/tenant/check then answers 503).
+   */
+  readonly tenantChecker: TenantChecker | undefined;
+  /** GET /api/tenant/changes: the worker's simulated tenant's write log, when in this process. */
+  readonly tenantChanges: TenantChangeSource | undefined;
 }
 
 export interface ResponseSpec {
@@ -59,11 +79,21 @@ export type Responses = Readonly<Partial<Record<200 | 201 | 202, ResponseSpec>>>
 export interface BodySpec {
   /** Media type → schema of the parsed body (JSON types parsed as JSON, the rest as text). */
   readonly content: Readonly<Record<string, z.ZodType>>;
-  /** body-parser limit, e.g. "1mb"; a larger body is a 413. */
+  /**
+   * Bytes, e.g. "1mb" (a larger body is a 413 naming it), or MEMBER_UPLOAD_LIMIT for a member
+   * upload, whose limit is configured (http/request-limits.ts).
+   */
   readonly limit: string;
   /** The 400 detail when the body is missing, of another type, or invalid. */
   readonly invalid: string;
   readonly description?: string;
+  /**
+   * A member upload (exactly the MEMBER_UPLOAD_LIMIT routes): its text body reaches the handler as
+   * a CsvUpload (bytes, decoded in slices; never one string) instead of a string. The text type's
+   * schema is checked against the text's first non-blank character (CsvUpload.leadingText), so it
+   * may only say that the body must not be blank.
+   */
+  readonly upload?: true;
 }
 
 /** Response bodies may be built from readonly values (repository rows, command results). */
@@ -101,7 +131,12 @@ export interface StreamReply<S extends number = 200 | 201 | 202> {
 }
 
 type OutputOf<T> = T extends z.ZodType ? z.output<T> : undefined;
-type BodyOutput<B> = B extends BodySpec ? z.output<B["content"][keyof B["content"]]> : undefined;
+type BodyOutput<B> = B extends BodySpec
+  ? B extends { readonly upload: true }
+    ? UploadedText<z.output<B["content"][keyof B["content"]]>>
+    : z.output<B["content"][keyof B["content"]]>
+  : undefined;
+type UploadedText<T> = T extends string ? CsvUpload : T;
 
 export interface OperationInput<A extends Access, P, Q, B> {
   readonly params: OutputOf<P>;

@@ -1,5 +1,6 @@
 import type { Request } from "express";
 import type { z } from "zod";
+import { CsvUpload } from "../csv/csv-upload.ts";
 import { badRequest } from "../http/api-error.ts";
 import type { ProblemItem } from "../http/problem-details.ts";
 import type { BodySpec, Operation } from "./operation.ts";
@@ -57,8 +58,10 @@ function parseBody(spec: BodySpec, req: Request): BodyOutcome {
       problems: [{ message: `Content-Type must be one of ${Object.keys(spec.content).join(", ")}` }],
     };
   }
-  const parsed = schema.safeParse(req.body);
-  if (parsed.success) return { success: true, data: parsed.data };
+  // A member upload (BodySpec.upload): its schema sees its first non-blank character (csv-upload.ts).
+  const upload = req.body instanceof CsvUpload ? req.body : undefined;
+  const parsed = schema.safeParse(upload?.leadingText() ?? req.body);
+  if (parsed.success) return { success: true, data: upload ?? parsed.data };
   return {
     success: false,
     problems: parsed.error.issues.map((issue) => ({

@@ -6,6 +6,8 @@ import {
   type Db,
 } from "@matoolkit/db";
 import { parseRunbookOrThrow, type MemberStatus } from "@matoolkit/domain";
+import { batchSecretPolicy, secretsOfMemberIds } from "./batch-secrets.ts";
+import { maskText } from "./mask-rows.ts";
 
 /** A column of the grid: one step of one phase, in runbook order. */
 export interface GridColumn {
@@ -31,8 +33,9 @@ function totalOf(counts: Readonly<Record<string, number>>): number {
 
 /**
  * GET /api/batches/{id}/grid: the columns, the member total (the grid's row count: every status,
- * removed included, or those in `memberStatus`) and one page of members with their steps.
- * Undefined when there is no batch.
+ * removed included, or those in `memberStatus`) and one page of members with their steps, the
+ * members' secret values masked in error messages and codes (issue 25). Undefined when there is
+ * no batch.
  */
 export async function batchGrid(
   db: Db,
@@ -40,14 +43,31 @@ export async function batchGrid(
   page: { readonly offset: number; readonly limit: number },
   memberStatus?: MemberStatus,
 ) {
-  const [columns, counts, members] = await Promise.all([
+  const [columns, counts, members, policy] = await Promise.all([
     batchColumns(db, batchId),
     countMembersByStatus(db, batchId),
     readBatchGridPage(db, batchId, page, memberStatus),
+    batchSecretPolicy(db, batchId),
   ]);
   if (columns === undefined) return undefined;
   const memberTotal = memberStatus === undefined ? totalOf(counts) : counts[memberStatus];
-  return { batchId, memberTotal, offset: page.offset, columns, members };
+  const secrets = await secretsOfMemberIds(
+    db,
+    policy,
+    // Only members with an error to show: their values are all the grid can leak.
+    members
+      .filter((member) => member.steps.some((step) => step.errorMessage !== null || step.errorCode !== null))
+      .map((member) => member.id),
+  );
+  const masked = members.map((member) => ({
+    ...member,
+    steps: member.steps.map((step) => ({
+      ...step,
+      errorCode: step.errorCode === null ? null : maskText(secrets, member.id, step.errorCode),
+      errorMessage: step.errorMessage === null ? null : maskText(secrets, member.id, step.errorMessage),
+    })),
+  }));
+  return { batchId, memberTotal, offset: page.offset, columns, members: masked };
 }
 
 /**

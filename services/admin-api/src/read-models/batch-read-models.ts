@@ -14,6 +14,9 @@ import {
   type RollbackView,
 } from "@matoolkit/db";
 import { readBatchCounts } from "./batch-counts.ts";
+import { batchSecretPolicy, batchSecrets, secretsOfMembers } from "./batch-secrets.ts";
+import { maskEventReasons } from "./event-secrets.ts";
+import { maskExecutionRow, maskMemberRow } from "./mask-rows.ts";
 
 /**
  * What the batch read routes return beyond the raw rows: member counts (see batch-counts.ts) and
@@ -23,6 +26,9 @@ import { readBatchCounts } from "./batch-counts.ts";
  * side by side, and the batch is not looked up first when the rows read prove it exists (each
  * references it): only an empty answer needs the batch row to tell "nothing yet" from "no such
  * batch".
+ *
+ * Member data, params, results, error messages and event reasons are shown with secrets masked
+ * (batch-secrets.ts, issue 25), for every role.
  */
 export type PhaseWithCounts = PhaseExecution & { readonly memberCounts: PhaseMemberCounts };
 
@@ -70,14 +76,19 @@ export async function memberPage(
   batchId: number,
   page: { readonly afterId?: number | undefined; readonly limit?: number | undefined },
 ) {
-  const rows = await listMembersPage(db, batchId, {
-    afterId: page.afterId,
-    limit: page.limit === undefined ? undefined : page.limit + 1,
-  });
+  const [rows, policy] = await Promise.all([
+    listMembersPage(db, batchId, {
+      afterId: page.afterId,
+      limit: page.limit === undefined ? undefined : page.limit + 1,
+    }),
+    batchSecretPolicy(db, batchId),
+  ]);
   if (rows.length === 0 && !(await batchExists(db, batchId))) return undefined;
-  if (page.limit === undefined || rows.length <= page.limit) return { items: rows, nextAfterId: null };
-  const items = rows.slice(0, page.limit);
-  return { items, nextAfterId: items.at(-1)?.id ?? null };
+  const more = page.limit !== undefined && rows.length > page.limit;
+  const shown = more ? rows.slice(0, page.limit) : rows;
+  const secrets = secretsOfMembers(policy, shown);
+  const items = shown.map((member) => maskMemberRow(secrets, member));
+  return { items, nextAfterId: more ? (items.at(-1)?.id ?? null) : null };
 }
 
 /**
@@ -89,9 +100,12 @@ export async function eventPage(
   batchId: number,
   page: { readonly afterId?: number | undefined; readonly limit: number },
 ) {
-  const rows = await listEvents(db, batchId, { afterId: page.afterId, limit: page.limit + 1 });
+  const [rows, policy] = await Promise.all([
+    listEvents(db, batchId, { afterId: page.afterId, limit: page.limit + 1 }),
+    batchSecretPolicy(db, batchId),
+  ]);
   if (rows.length === 0 && !(await batchExists(db, batchId))) return undefined;
-  const items = rows.slice(0, page.limit);
+  const items = await maskEventReasons(db, rows.slice(0, page.limit), { batchId, policy });
   const nextAfterId = rows.length > page.limit ? (items.at(-1)?.id ?? null) : null;
   return { items, nextAfterId };
 }
@@ -110,17 +124,24 @@ export async function executionsWithRollbacks(
     listStepsByBatch(db, batchId, page),
   ]);
   if (init.length === 0 && steps.length === 0 && !(await batchExists(db, batchId))) return undefined;
-  const rollbacks = await listRollbacks(db, batchId, {
-    stepIds: steps.filter(mayHaveRollback).map((step) => step.id),
-    initIds: init.filter(mayHaveRollback).map((row) => row.id),
-  });
+  const [rollbacks, secrets] = await Promise.all([
+    listRollbacks(db, batchId, {
+      stepIds: steps.filter(mayHaveRollback).map((step) => step.id),
+      initIds: init.filter(mayHaveRollback).map((row) => row.id),
+    }),
+    batchSecrets(
+      db,
+      batchId,
+      steps.map((step) => step.batchMemberId),
+    ),
+  ]);
   const withRollback = <T extends { id: number }>(kind: "step" | "init", row: T) => ({
     ...row,
     rollback: rollbacks.get(`${kind}:${row.id}`) ?? (null as RollbackView | null),
   });
   return {
-    init: init.map((row) => withRollback("init", row)),
-    steps: steps.map((row) => withRollback("step", row)),
+    init: init.map((row) => withRollback("init", maskExecutionRow(secrets, null, row))),
+    steps: steps.map((row) => withRollback("step", maskExecutionRow(secrets, row.batchMemberId, row))),
   };
 }
 

@@ -1,6 +1,8 @@
 import { getBatchWithRunbook, readBatchReportPage, type BatchReportMember, type Db } from "@matoolkit/db";
 import { parseRunbookOrThrow } from "@matoolkit/domain";
 import { csvRecord } from "../csv/csv-cells.ts";
+import { batchSecretPolicy, secretsOfMemberIds, type BatchSecrets } from "./batch-secrets.ts";
+import { maskText } from "./mask-rows.ts";
 
 /** Members read per query: 500 members × a few steps is a few thousand rows, a few hundred kB. */
 export const REPORT_PAGE_SIZE = 500;
@@ -18,7 +20,8 @@ interface ReportColumn {
  * The rows are generated page by page (`REPORT_PAGE_SIZE` members and their steps per query) as
  * the consumer asks for them: nothing holds more than one page, however large the batch, and a
  * consumer that stops (a client gone) stops the reading. Each page is read when it is reached,
- * so a running batch's report is not one snapshot: every row is consistent in itself.
+ * so a running batch's report is not one snapshot: every row is consistent in itself. A member's
+ * secret values are masked in its cells (issue 25).
  */
 export async function batchReport(
   db: Db,
@@ -50,17 +53,30 @@ async function* reportLines(
       `${phaseName}/${stepName} finished`,
     ]),
   ]);
+  const policy = await batchSecretPolicy(db, batchId);
   let afterMemberId = 0;
   for (;;) {
     const page = await readBatchReportPage(db, batchId, { afterMemberId, limit: pageSize });
+    const secrets = await secretsOfMemberIds(
+      db,
+      policy,
+      // Only members with an error code: the one cell a worker's text reaches.
+      page
+        .filter((member) => member.steps.some((step) => step.errorCode !== null))
+        .map((member) => member.id),
+    );
     // One chunk per page: a write per row would cost a syscall per member.
-    if (page.length > 0) yield page.map((member) => memberRecord(member, columns)).join("");
+    if (page.length > 0) yield page.map((member) => memberRecord(member, columns, secrets)).join("");
     if (page.length < pageSize) return;
     afterMemberId = page.at(-1)!.id;
   }
 }
 
-function memberRecord(member: BatchReportMember, columns: readonly ReportColumn[]): string {
+function memberRecord(
+  member: BatchReportMember,
+  columns: readonly ReportColumn[],
+  secrets: BatchSecrets,
+): string {
   const steps = new Map(member.steps.map((step) => [`${step.phaseName}\u0000${step.stepName}`, step]));
   return csvRecord([
     member.id,
@@ -69,7 +85,9 @@ function memberRecord(member: BatchReportMember, columns: readonly ReportColumn[
     ...columns.flatMap(({ phaseName, stepName }) => {
       const step = steps.get(`${phaseName}\u0000${stepName}`);
       // No row: the phase has not created the member's steps yet (or the member joined later).
-      return [step?.status, step?.errorCode, step?.completedAt?.toISOString()];
+      const errorCode =
+        step?.errorCode == null ? step?.errorCode : maskText(secrets, member.id, step.errorCode);
+      return [step?.status, errorCode, step?.completedAt?.toISOString()];
     }),
   ]);
 }

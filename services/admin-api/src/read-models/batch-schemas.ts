@@ -75,8 +75,15 @@ export const batchMemberSchema = z
     id,
     batchId: id,
     memberKey: z.string(),
-    dataJson: jsonObject.meta({ description: "The member's data source row" }),
-    workerDataJson: jsonObject.meta({ description: "Output of the member's steps so far" }),
+    dataJson: jsonObject.meta({
+      description:
+        "The member's data source row, secrets masked as `***` for every role: columns whose name " +
+        "looks secret, columns marked `secret_columns`, columns a secret param uses, and their values " +
+        "wherever else they appear",
+    }),
+    workerDataJson: jsonObject.meta({
+      description: "Output of the member's steps so far, secrets masked as in dataJson",
+    }),
     status: z.enum(memberMachine.states),
     addedAt: timestamp,
     removedAt: nullableTimestamp,
@@ -116,7 +123,7 @@ export const statusEventSchema = z
     id,
     batchId: id.nullable(),
     // A batch's timeline holds only the first five; runbook and automation rows (audit) have no batch.
-    entity: z.enum(["batch", "member", "phase", "step", "init", "runbook", "automation"]),
+    entity: z.enum(["batch", "member", "phase", "step", "init", "runbook", "automation", "webhook"]),
     entityId: id,
     fromStatus: z.string().nullable().meta({ description: "Null when the entity was created" }),
     toStatus: z.string(),

@@ -31,12 +31,19 @@ const executionColumns = {
   stepIndex: count,
   workerId: z.string(),
   functionName: z.string(),
-  paramsJson: jsonObject,
+  paramsJson: jsonObject.meta({
+    description:
+      "The resolved params, secrets masked as `***` for every role (as in the dry-run plan): params " +
+      "whose name looks secret or marked `secret_params`, values templated from a secret column",
+  }),
   paramsResolved: z.boolean(),
   status: z.enum(executionMachine.states),
   jobId: z.string().nullable(),
-  resultJson: z.unknown().meta({ description: "The worker's result, if any" }),
-  errorMessage: z.string().nullable(),
+  resultJson: z.unknown().meta({
+    description:
+      "The worker's result, if any; the member's secret values masked as `***` wherever they appear",
+  }),
+  errorMessage: z.string().nullable().meta({ description: "Sanitized; the member's secret values masked" }),
   errorCode: z.string().nullable().meta({ description: "Stable reason code, e.g. graph.throttled" }),
   dispatchedAt: nullableTimestamp,
   completedAt: nullableTimestamp,

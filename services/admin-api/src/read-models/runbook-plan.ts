@@ -8,10 +8,13 @@ import {
   type RunbookDefinition,
 } from "@matoolkit/domain";
 import { roundToFiveMinutes, SourceRowError, toSourceRows } from "@matoolkit/commands";
-import { parseMembersCsv } from "../csv/parse-members-csv.ts";
+import { readMembersCsv } from "../csv/parse-members-csv.ts";
+import type { CsvUpload } from "../csv/csv-upload.ts";
+import { loopSlicer, type TimeSlicer } from "../csv/time-slicer.ts";
 import { ApiError, notFound } from "../http/api-error.ts";
+import type { RowLimit } from "../http/request-limits.ts";
 
-export type PlanInput = { readonly csv: string } | { readonly source: true };
+export type PlanInput = { readonly csv: CsvUpload } | { readonly source: true };
 
 export interface RunbookPlan {
   readonly runbook: { readonly name: string; readonly version: number };
@@ -51,6 +54,8 @@ export async function planRunbook(
     readonly version: number | undefined;
     readonly input: PlanInput;
     readonly limit: number;
+    /** At most this many CSV member rows (http/request-limits.ts). */
+    readonly rowLimit: RowLimit;
     readonly now: Date;
   },
 ): Promise<RunbookPlan> {
@@ -67,9 +72,12 @@ export async function planRunbook(
     );
   }
   const definition = parseRunbookOrThrow(row.yamlContent);
-  const { members, memberCount } =
+  // Reading and planning share the process's slices: the loop gets a turn every ~10 ms of either,
+  // whatever the number of plans running.
+  const slicer = loopSlicer;
+  const members =
     "csv" in request.input
-      ? csvMembers(request.input.csv, definition)
+      ? csvMembers(request.input.csv, definition, request.rowLimit, slicer)
       : await sourceMembers(deps.dataSources, definition, request.limit, request.now);
   const planner = createRunbookPlanner(definition);
   const batches = new Map<number | null, PlannedBatch>();
@@ -77,7 +85,10 @@ export async function planRunbook(
   const countUnresolved = (steps: readonly PlannedStep[]) => {
     unresolvedCount += steps.filter((step) => step.unresolved.length > 0).length;
   };
-  members.forEach((member, index) => {
+  let index = 0;
+  // The CSV's members are planned as they are read (only the listed ones are kept); a CSV with
+  // a problem throws at the end of the iteration, so no plan of a bad file is ever answered.
+  for await (const member of members.rows) {
     const startKey = member.batchStartTime?.getTime() ?? null;
     let batch = batches.get(startKey);
     if (batch === undefined) {
@@ -93,12 +104,15 @@ export async function planRunbook(
     for (const phase of phases) countUnresolved(phase.steps);
     // Every member is checked; the first `limit` are listed (member data beyond the key is not).
     if (index < request.limit) batch.members.push({ key: member.key, phases });
-  });
+    index += 1;
+    await slicer.pause();
+  }
+  const checkedMemberCount = index;
   return {
     runbook: { name: row.name, version: row.version },
     input: "csv" in request.input ? "csv" : "source",
-    memberCount,
-    checkedMemberCount: members.length,
+    memberCount: members.count?.() ?? checkedMemberCount,
+    checkedMemberCount,
     unresolvedCount,
     limit: request.limit,
     batches: [...batches.values()].sort(
@@ -107,17 +121,29 @@ export async function planRunbook(
   };
 }
 
+/** The members to plan, and (for a source) how many rows it had beyond the planned ones. */
+interface PlanMembers {
+  readonly rows: AsyncIterable<PlanMember> | Iterable<PlanMember>;
+  /** Every row of the source; absent for a CSV, whose members are all planned. */
+  readonly count?: () => number;
+}
+
 /** A manual batch's members: the whole CSV is validated (400 naming lines) and checked. */
 function csvMembers(
-  csv: string,
+  csv: CsvUpload,
   definition: RunbookDefinition,
-): { members: PlanMember[]; memberCount: number } {
-  const members = parseMembersCsv(csv, definition.dataSource).map(({ memberKey, data }) => ({
-    key: memberKey,
-    data,
-    batchStartTime: null,
-  }));
-  return { members, memberCount: members.length };
+  rowLimit: RowLimit,
+  slicer: TimeSlicer,
+): PlanMembers {
+  async function* rows(): AsyncGenerator<PlanMember> {
+    for await (const { memberKey, data } of readMembersCsv(csv, definition.dataSource, {
+      rowLimit,
+      slicer,
+    })) {
+      yield { key: memberKey, data, batchStartTime: null };
+    }
+  }
+  return { rows: rows() };
 }
 
 /**
@@ -129,7 +155,7 @@ async function sourceMembers(
   definition: RunbookDefinition,
   limit: number,
   now: Date,
-): Promise<{ members: PlanMember[]; memberCount: number }> {
+): Promise<PlanMembers> {
   const source = definition.dataSource;
   const first: Record<string, unknown>[] = [];
   let memberCount = 0;
@@ -144,7 +170,7 @@ async function sourceMembers(
       data: row.data,
       batchStartTime: row.batchStart ?? immediateStart,
     }));
-    return { members, memberCount };
+    return { rows: members, count: () => memberCount };
   } catch (error) {
     throw sourceError(error);
   }

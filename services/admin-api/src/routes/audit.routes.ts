@@ -3,9 +3,19 @@ import { z } from "zod";
 import { nonEmptyText, positiveId, wholeNumber } from "../http/params.ts";
 import { defineOperation } from "../openapi/operation.ts";
 import { id, timestamp } from "../openapi/wire-types.ts";
+import { maskEventReasons } from "../read-models/event-secrets.ts";
 
-/** What an audit row can be about (events.entity, migration 0011). */
-const auditEntities = ["batch", "member", "phase", "step", "init", "runbook", "automation"] as const;
+/** What an audit row can be about (events.entity, migrations 0011 and 0012). */
+const auditEntities = [
+  "batch",
+  "member",
+  "phase",
+  "step",
+  "init",
+  "runbook",
+  "automation",
+  "webhook",
+] as const;
 
 export const auditEventSchema = z
   .object({
@@ -18,9 +28,9 @@ export const auditEventSchema = z
     entityId: id.meta({
       description:
         "The row it changed: batch, member, phase, step or init id; for `runbook` the version's id; " +
-        "for `automation` the id of the version active when the switch flipped",
+        "for `automation` the id of the version active when the switch flipped; for `webhook` the webhook's id",
     }),
-    batchId: id.nullable().meta({ description: "Null for runbook and automation rows" }),
+    batchId: id.nullable().meta({ description: "Null for runbook, automation and webhook rows" }),
     fromStatus: z.string().nullable().meta({ description: "Null when the write created the entity" }),
     toStatus: z.string(),
     reason: z.string().nullable(),
@@ -30,7 +40,8 @@ export const auditEventSchema = z
 /**
  * The audit trail (issue 12): every write an operator made through this API, oldest first:
  * runbook publish and deactivation, the automation switch, batch creation, advance, cancel, pause,
- * resume, redrive, members added and removed. One row per change, written in the change's own
+ * resume, redrive, members added and removed, webhooks created, pinged and deleted (never their
+ * URL, which may carry a token, nor their secret). One row per change, written in the change's own
  * transaction (events with an actor; the system's own changes have none and are not listed).
  *
  * Access `read`: every fact in it is already readable by a Reader (created_by, enabled_by, the
@@ -74,7 +85,9 @@ export const auditOperations = [
   }).handle(async ({ query, deps }) => {
     // One row more than asked tells whether another page follows, without a count.
     const rows = await listAuditEvents(deps.db, { ...query, limit: query.limit + 1 });
-    const items = rows.slice(0, query.limit).map((row) => ({
+    // Reasons with the members' secret values masked, as on every read (issue 25).
+    const page = await maskEventReasons(deps.db, rows.slice(0, query.limit));
+    const items = page.map((row) => ({
       id: row.id,
       at: row.at,
       actor: row.actor ?? "",

@@ -6,6 +6,8 @@ import { setAutomationCommand } from "../commands/set-automation.ts";
 import { ApiError, notFound } from "../http/api-error.ts";
 import { textParam, wholeNumber } from "../http/params.ts";
 import { defineOperation } from "../openapi/operation.ts";
+import { runbookSecretPolicy } from "../read-models/batch-secrets.ts";
+import { maskSourceRow } from "../read-models/mask-rows.ts";
 import { automationSettingsSchema, queryPreviewSchema } from "../read-models/runbook-schemas.ts";
 
 // Strict: `{ "automationEnabled": true }` or `{ "enable": true }` must not silently do nothing.
@@ -92,7 +94,9 @@ export const automationOperations = [
       throw previewError(error);
     });
     if (preview === undefined) throw notFound(`no active runbook named '${params.name}'`);
-    return { status: 200, body: preview };
+    // Members' data with secrets masked, as on every read (issue 25), Admin included.
+    const policy = await runbookSecretPolicy(deps.db, preview.runbookName);
+    return { status: 200, body: { ...preview, rows: preview.rows.map((row) => maskSourceRow(policy, row)) } };
   }),
 ];
 

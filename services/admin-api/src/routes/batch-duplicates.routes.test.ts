@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startApiHarness, testRunbookYaml, type ApiHarness } from "../api-test-harness.ts";
+import { defaultRequestLimits } from "../http/request-limits.ts";
 import { expectProblem } from "./batch-members.test-support.ts";
 
 /**
@@ -11,7 +12,11 @@ import { expectProblem } from "./batch-members.test-support.ts";
 let harness: ApiHarness;
 
 beforeAll(async () => {
-  harness = await startApiHarness({ duplicateBatchWindowMinutes: 10 });
+  // Four identical uploads race below from one caller: more than a caller may run by default.
+  harness = await startApiHarness({
+    duplicateBatchWindowMinutes: 10,
+    requestLimits: { ...defaultRequestLimits, heavyPerCaller: 4, heavyTotal: 4 },
+  });
   for (const name of ["dup", "dup-other"]) {
     const yaml = testRunbookYaml({ name });
     expect(

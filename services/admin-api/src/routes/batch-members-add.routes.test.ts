@@ -2,6 +2,7 @@ import { insertBatch, insertMembers, listMembers, transitionBatch, transitionMem
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startApiHarness, testRunbookYaml, type ApiHarness, type ApiResponse } from "../api-test-harness.ts";
+import { defaultRequestLimits } from "../http/request-limits.ts";
 import {
   expectDocumentedBody,
   expectNothingWritten,
@@ -21,7 +22,10 @@ const starting =
 const csv = "text/csv";
 
 beforeAll(async () => {
-  harness = await startApiHarness();
+  // Five uploads race below from one caller: more heavy requests than a caller may run by default.
+  harness = await startApiHarness({
+    requestLimits: { ...defaultRequestLimits, heavyPerCaller: 5, heavyTotal: 5 },
+  });
   const yaml = testRunbookYaml({ name: "joiners", phases: ["first", "second"] });
   expect((await harness.request("POST", "/runbooks", { body: yaml, type: "application/yaml" })).status).toBe(
     201,

@@ -2,8 +2,10 @@ import { memberMachine } from "@matoolkit/domain";
 import { z } from "zod";
 import { addBatchMembersCommand } from "../commands/add-batch-members.ts";
 import { removeBatchMemberCommand } from "../commands/remove-batch-member.ts";
+import { CsvUpload } from "../csv/csv-upload.ts";
 import type { MemberUpload } from "../csv/member-upload.ts";
 import { positiveId } from "../http/params.ts";
+import { MEMBER_UPLOAD_LIMIT, rowLimitOf } from "../http/request-limits.ts";
 import { defineOperation } from "../openapi/operation.ts";
 import { id, nullableTimestamp, timestamp } from "../openapi/wire-types.ts";
 
@@ -80,18 +82,31 @@ export const batchMemberOperations = [
         "text/plain": addMembersCsvBodySchema,
         "application/json": addMembersJsonBodySchema,
       },
-      // As POST /api/batches: a whole wave of members in one upload.
-      limit: "50mb",
+      // A whole wave of members in one upload: the configured limit (http/request-limits.ts).
+      limit: MEMBER_UPLOAD_LIMIT,
+      upload: true,
       invalid:
         "send the members as a CSV body with Content-Type: text/csv, or as JSON " +
         "{ members: [ { column: value } ] } with Content-Type: application/json",
       description: "The same CSV as POST /api/batches (a header row, one member per line), or JSON rows",
     },
-    errors: ["resource.not_found", "state.conflict", ["member_data.invalid", 400]],
+    errors: [
+      "resource.not_found",
+      "state.conflict",
+      ["member_data.invalid", 400],
+      "member_data.too_many_rows",
+      "request.too_many_in_flight",
+    ],
     responses: { 201: { description: "The members added", schema: addMembersResponseSchema } },
   }).handle(async ({ params, body, principal, deps }) => ({
     status: 201,
-    body: await addBatchMembersCommand(deps.db, params.id, memberUploadOf(body), principal.identity),
+    body: await addBatchMembersCommand(
+      deps.db,
+      params.id,
+      memberUploadOf(body),
+      principal.identity,
+      rowLimitOf(deps.requestLimits, "POST /api/batches/{id}/members"),
+    ),
   })),
 
   defineOperation({
@@ -117,6 +132,6 @@ export const batchMemberOperations = [
 ];
 
 /** The parsed body (text is a CSV, an object the JSON rows) as the command takes it. */
-function memberUploadOf(body: string | z.output<typeof addMembersJsonBodySchema>): MemberUpload {
-  return typeof body === "string" ? { format: "csv", text: body } : { format: "json", rows: body.members };
+function memberUploadOf(body: CsvUpload | z.output<typeof addMembersJsonBodySchema>): MemberUpload {
+  return body instanceof CsvUpload ? { format: "csv", upload: body } : { format: "json", rows: body.members };
 }

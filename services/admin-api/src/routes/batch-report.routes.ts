@@ -27,7 +27,7 @@ export const batchReportOperations = [
       "retried or redriven reports its current run.",
     access: "read",
     params: z.object({ id: positiveId.meta({ description: "Batch id" }) }),
-    errors: ["resource.not_found"],
+    errors: ["resource.not_found", "request.too_many_in_flight"],
     responses: {
       200: {
         description: "The report",

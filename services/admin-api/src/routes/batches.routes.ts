@@ -6,6 +6,7 @@ import { cancelBatchCommand } from "../commands/cancel-batch.ts";
 import { createManualBatchCommand } from "../commands/create-manual-batch.ts";
 import { notFound } from "../http/api-error.ts";
 import { MAX_SQL_INTEGER, nonEmptyText, oneOf, pageQuery, positiveId, wholeNumber } from "../http/params.ts";
+import { MEMBER_UPLOAD_LIMIT, rowLimitOf } from "../http/request-limits.ts";
 import { defineOperation } from "../openapi/operation.ts";
 import {
   batchDetail,
@@ -53,11 +54,19 @@ export const batchOperations = [
     }),
     body: {
       content: { "text/csv": csvBody, "text/plain": csvBody },
-      limit: "50mb",
+      // A whole wave of members in one upload: the configured limit (http/request-limits.ts).
+      limit: MEMBER_UPLOAD_LIMIT,
+      upload: true,
       invalid: "send the members as a CSV body with Content-Type: text/csv",
       description: "A header row with the runbook's columns, then one member per line",
     },
-    errors: ["resource.not_found", ["member_data.invalid", 400], "batch.duplicate"],
+    errors: [
+      "resource.not_found",
+      ["member_data.invalid", 400],
+      "member_data.too_many_rows",
+      "batch.duplicate",
+      "request.too_many_in_flight",
+    ],
     responses: { 201: { description: "The new batch", schema: createdBatchSchema } },
   }).handle(async ({ query, body, principal, deps }) => {
     const { batch, memberCount } = await createManualBatchCommand(deps.db, {
@@ -66,6 +75,7 @@ export const batchOperations = [
       createdBy: principal.identity,
       duplicateWindowMinutes: deps.duplicateBatchWindowMinutes,
       allowDuplicate: query.allowDuplicate,
+      rowLimit: rowLimitOf(deps.requestLimits, "POST /api/batches"),
     });
     return { status: 201, body: { ...batch, runbookName: query.runbook, memberCount } };
   }),

@@ -1,5 +1,7 @@
 import { z } from "zod";
+import { CsvUpload } from "../csv/csv-upload.ts";
 import { positiveId, textParam, wholeNumber } from "../http/params.ts";
+import { MEMBER_UPLOAD_LIMIT, rowLimitOf } from "../http/request-limits.ts";
 import { defineOperation } from "../openapi/operation.ts";
 import { planRunbook } from "../read-models/runbook-plan.ts";
 import { runbookPlanSchema } from "../read-models/runbook-plan-schemas.ts";
@@ -40,7 +42,9 @@ export const runbookPlanOperations = [
     }),
     body: {
       content: { "text/csv": csvBody, "text/plain": csvBody, "application/json": sourceBody },
-      limit: "50mb",
+      // A whole wave of members in one upload: the configured limit (http/request-limits.ts).
+      limit: MEMBER_UPLOAD_LIMIT,
+      upload: true,
       invalid:
         'send the members as a CSV body (Content-Type: text/csv), or JSON {"source": true} to plan the runbook\'s data source rows',
       description: 'A member CSV (header row with the runbook\'s columns), or {"source": true}',
@@ -49,7 +53,9 @@ export const runbookPlanOperations = [
       "resource.not_found",
       ["member_data.invalid", 400],
       ["member_data.invalid", 422],
+      "member_data.too_many_rows",
       "datasource.failed",
+      "request.too_many_in_flight",
     ],
     responses: { 200: { description: "The plan", schema: runbookPlanSchema } },
   }).handle(async ({ params, query, body, deps }) => ({
@@ -57,8 +63,9 @@ export const runbookPlanOperations = [
     body: await planRunbook(deps, {
       name: params.name,
       version: query.version,
-      input: typeof body === "string" ? { csv: body } : { source: true },
+      input: body instanceof CsvUpload ? { csv: body } : { source: true },
       limit: query.limit,
+      rowLimit: rowLimitOf(deps.requestLimits, "POST /api/runbooks/{name}/plan"),
       now: new Date(),
     }),
   })),

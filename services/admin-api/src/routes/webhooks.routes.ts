@@ -1,7 +1,8 @@
-import { deleteWebhook, getWebhookView, listDeliveries, listWebhooks } from "@matoolkit/db";
+import { listDeliveries, listWebhooks, webhookExists } from "@matoolkit/db";
 import { notificationTypes } from "@matoolkit/domain";
+import { OutboundRequestError, parseOutboundUrl } from "@matoolkit/platform";
 import { z } from "zod";
-import { createWebhookCommand, pingWebhookCommand } from "../commands/webhooks.ts";
+import { createWebhookCommand, deleteWebhookCommand, pingWebhookCommand } from "../commands/webhooks.ts";
 import { notFound } from "../http/api-error.ts";
 import { MAX_SQL_INTEGER, isStorableText, positiveId, wholeNumber } from "../http/params.ts";
 import { defineOperation } from "../openapi/operation.ts";
@@ -14,14 +15,17 @@ import {
 } from "../read-models/webhook-schemas.ts";
 
 /**
- * The receiver's address: http(s) only, no user:password (it would be shown by GET and could leak
- * through proxies; a receiver that needs a token verifies the signature instead).
+ * The receiver's address, parsed as every send parses it (libs/platform outbound): http(s) only,
+ * no user:password (it would be shown by GET and could leak through proxies; a receiver that
+ * needs a token verifies the signature instead). Its host's addresses are checked by the command.
  */
 const webhookUrl = z
   .string()
   .max(2000, "must be at most 2000 characters")
-  .refine(isHttpUrl, "must be an absolute http:// or https:// URL")
-  .refine(hasNoCredentials, "must not contain user:password@ credentials");
+  .superRefine((text, ctx) => {
+    const problem = urlProblem(text);
+    if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
+  });
 
 // Strict: a misspelt `event` or `runbook` must be an error, not a webhook that never fires.
 export const createWebhookRequestSchema = z.strictObject({
@@ -51,8 +55,11 @@ export const webhookOperations = [
     tag: "webhooks",
     summary: "Register a webhook: where to POST which notifications",
     description:
-      "The response holds the signing secret; it is shown this once and never again. Events: " +
-      `${notificationTypes.join(", ")}.`,
+      "The response holds the signing secret; it is shown this once and never again (it is stored " +
+      "encrypted). The URL's host is resolved now and at each delivery: loopback, private, link-local " +
+      "(cloud metadata), unique-local, CGNAT, multicast and other non-public addresses are refused " +
+      "(400 naming the address and why) unless the server's MATOOLKIT_WEBHOOK_ALLOWED_HOSTS allows " +
+      `them. Redirects are never followed. Events: ${notificationTypes.join(", ")}.`,
     access: "Admin",
     // Its answer holds the signing secret, shown once: never stored for a replay.
     acceptsIdempotencyKey: false,
@@ -67,7 +74,7 @@ export const webhookOperations = [
     },
   }).handle(async ({ body, principal, deps }) => ({
     status: 201,
-    body: await createWebhookCommand(deps.db, { ...body, createdBy: principal.identity }),
+    body: await createWebhookCommand(deps, { ...body, createdBy: principal.identity }),
   })),
 
   defineOperation({
@@ -85,13 +92,14 @@ export const webhookOperations = [
     path: "/api/webhooks/{id}",
     operationId: "deleteWebhook",
     tag: "webhooks",
-    summary: "Delete a webhook and its delivery history; pending retries are dropped",
+    summary:
+      "Delete a webhook: no more deliveries (pending retries are given up); its delivery history stays",
     access: "Admin",
     params: webhookId,
     errors: ["resource.not_found"],
     responses: { 200: { description: "Deleted", schema: deletedWebhookSchema } },
-  }).handle(async ({ params, deps }) => {
-    if (!(await deleteWebhook(deps.db, params.id))) throw notFound(`webhook ${params.id} does not exist`);
+  }).handle(async ({ params, principal, deps }) => {
+    await deleteWebhookCommand(deps.db, { id: params.id, actor: principal.identity });
     return { status: 200, body: { id: params.id, deleted: true as const } };
   }),
 
@@ -100,7 +108,8 @@ export const webhookOperations = [
     path: "/api/webhooks/{id}/deliveries",
     operationId: "listWebhookDeliveries",
     tag: "webhooks",
-    summary: "Page through a webhook's deliveries, oldest first, each with its attempts",
+    summary:
+      "Page through a webhook's deliveries (a deleted one's too), oldest first, each with its attempts",
     access: "Admin",
     params: webhookId,
     query: z.object({
@@ -113,7 +122,7 @@ export const webhookOperations = [
     responses: { 200: { description: "A page of deliveries", schema: deliveryPageSchema } },
   }).handle(async ({ params, query, deps }) => {
     const rows = await listDeliveries(deps.db, params.id, { afterId: query.afterId, limit: query.limit + 1 });
-    if (rows.length === 0 && (await getWebhookView(deps.db, params.id)) === undefined) {
+    if (rows.length === 0 && !(await webhookExists(deps.db, params.id))) {
       throw notFound(`webhook ${params.id} does not exist`);
     }
     const items = rows.slice(0, query.limit).map(({ payload: _payload, ...row }) => row);
@@ -131,26 +140,21 @@ export const webhookOperations = [
     params: webhookId,
     errors: ["resource.not_found"],
     responses: { 202: { description: "Queued", schema: pingResultSchema } },
-  }).handle(async ({ params, deps }) => ({
+  }).handle(async ({ params, principal, deps }) => ({
     status: 202,
-    body: { webhookId: params.id, ...(await pingWebhookCommand(deps.db, params.id)) },
+    body: {
+      webhookId: params.id,
+      ...(await pingWebhookCommand(deps.db, { id: params.id, actor: principal.identity })),
+    },
   })),
 ];
 
-function isHttpUrl(text: string): boolean {
+function urlProblem(text: string): string | undefined {
   try {
-    const url = new URL(text);
-    return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "";
-  } catch {
-    return false;
-  }
-}
-
-function hasNoCredentials(text: string): boolean {
-  try {
-    const url = new URL(text);
-    return url.username === "" && url.password === "";
-  } catch {
-    return true;
+    parseOutboundUrl(text);
+    return undefined;
+  } catch (error) {
+    if (error instanceof OutboundRequestError) return error.message;
+    throw error;
   }
 }

@@ -57,7 +57,10 @@ export function registerWebhookCommands(program: Command, runtime: CommandRuntim
   webhook
     .command("add")
     .description("register a webhook; prints its signing secret, which is shown this once")
-    .argument("<url>", "http(s) URL the notifications are POSTed to")
+    .argument(
+      "<url>",
+      "http(s) URL the notifications are POSTed to; loopback, private and link-local addresses are refused unless MATOOLKIT_WEBHOOK_ALLOWED_HOSTS on the server allows them",
+    )
     .requiredOption("--events <types>", `comma-separated: ${EVENT_TYPES.join(", ")}`, eventList)
     .option("--runbook <name>", "only this runbook's batches (default: every runbook)")
     .action(
@@ -105,7 +108,7 @@ export function registerWebhookCommands(program: Command, runtime: CommandRuntim
 
   webhook
     .command("remove")
-    .description("delete a webhook with its delivery history (pending retries are dropped)")
+    .description("delete a webhook: no more deliveries, pending retries given up; its delivery history stays")
     .argument("<id>", "webhook id", positiveId)
     .action(
       action(runtime, async (session, id: number) => {

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startBrowserHarness, type BrowserHarness } from "../testing/browser-harness.ts";
 
 /**
@@ -15,6 +15,11 @@ beforeAll(async () => {
   harness = await startBrowserHarness();
 }, 120_000);
 
+// The dashboard works under its Content-Security-Policy: no page reported a violation.
+afterEach(async () => {
+  expect(await harness?.takeCspViolations(), "Content-Security-Policy violations").toEqual([]);
+});
+
 afterAll(async () => {
   await harness?.stop();
 });
@@ -28,6 +33,49 @@ describe("dashboard (browser)", { timeout: 60_000 }, () => {
     await expect(page.evaluate(() => sessionStorage.getItem("matoolkit.token"))).resolves.toBe(
       harness.tokens.Admin,
     );
+  });
+
+  it("loads the dashboard under its Content-Security-Policy, and the API answers unsniffed and uncached", async () => {
+    const page = await (await harness.browser.newContext()).newPage();
+    const apiAnswer = page.waitForResponse(
+      (response) => new URL(response.url()).pathname === "/api/runbooks",
+    );
+    const document = await page.goto(`${harness.apiUrl}/#token=${harness.tokens.Reader}`);
+    await page.getByRole("heading", { name: "Runbooks" }).waitFor();
+
+    const pageHeaders = document!.headers();
+    const csp = pageHeaders["content-security-policy"];
+    expect(csp, "the page's Content-Security-Policy").toBeDefined();
+    const policy = Object.fromEntries(
+      csp!.split(";").map((directive) => {
+        const [name, ...sources] = directive.trim().split(/\s+/);
+        return [name, sources.join(" ")];
+      }),
+    );
+    expect(policy).toMatchObject({
+      "default-src": "'self'",
+      "script-src": "'self'",
+      "style-src": "'self'",
+      "connect-src": "'self'",
+      "object-src": "'none'",
+      "base-uri": "'none'",
+      "frame-ancestors": "'none'",
+    });
+    expect(csp).not.toMatch(/unsafe-inline|unsafe-eval/);
+    expect(pageHeaders).toMatchObject({
+      "x-frame-options": "DENY",
+      "x-content-type-options": "nosniff",
+      "referrer-policy": "no-referrer",
+    });
+
+    const answer = await apiAnswer;
+    expect(answer.status()).toBe(200);
+    expect(await answer.allHeaders()).toMatchObject({
+      "x-content-type-options": "nosniff",
+      "cache-control": "no-store",
+      "content-security-policy": "default-src 'none'; frame-ancestors 'none'",
+    });
+    await page.context().close();
   });
 
   it("signs out to the paste-a-token form, and a pasted token signs in again", async () => {
@@ -140,7 +188,7 @@ describe("dashboard (browser)", { timeout: 60_000 }, () => {
     for (const name of ["Publish a new version", "Create a batch"]) {
       expect(await page.getByRole("link", { name }).count(), name).toBe(0);
     }
-    for (const name of ["Turn automation on", "Preview the query"]) {
+    for (const name of ["Turn automation on", "Preview the query", "Check the tenant"]) {
       expect(await page.getByRole("button", { name }).count(), name).toBe(0);
     }
 
@@ -205,5 +253,21 @@ describe("query preview (browser)", { timeout: 60_000 }, () => {
       .locator("tbody tr");
     await expect(formed.count()).resolves.toBe(1);
     await expect(formed.locator("td").nth(1).textContent()).resolves.toBe("3");
+  });
+});
+
+describe("tenant check (browser)", { timeout: 60_000 }, () => {
+  it("runs the pre-flight check for the runbook and lists its lines, naming what is missing", async () => {
+    const { page } = harness;
+    await page.goto(`${harness.apiUrl}/#/runbooks/contoso-pilot`);
+    await page.getByRole("button", { name: "Check the tenant" }).click();
+    const report = page.getByTestId("tenant-check");
+    await report.waitFor();
+    const table = report.getByRole("table", { name: "Tenant check" });
+    await table.getByRole("cell", { name: "graph.token" }).waitFor();
+    const permissions = table.locator("tbody tr", {
+      has: page.getByRole("cell", { name: "graph.permissions" }),
+    });
+    await expect(permissions.locator("td").nth(1).textContent()).resolves.toBe("passed");
   });
 });

@@ -1,5 +1,5 @@
 import type { Request } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startBrowserHarness, type BrowserHarness } from "../testing/browser-harness.ts";
 
 /**
@@ -25,6 +25,11 @@ beforeAll(async () => {
     },
   });
 }, 120_000);
+
+// The dashboard works under its Content-Security-Policy: no page reported a violation.
+afterEach(async () => {
+  expect(await harness?.takeCspViolations(), "Content-Security-Policy violations").toEqual([]);
+});
 
 afterAll(async () => {
   await harness?.stop();
@@ -64,7 +69,16 @@ describe("Entra sign-in (browser)", { timeout: 60_000 }, () => {
       });
     });
     const page = harness.page;
-    await page.goto(`${harness.apiUrl}/`);
+    const document = await page.goto(`${harness.apiUrl}/`);
+    // The page may reach this tenant's authority (MSAL's metadata and token requests), nothing else.
+    const connectSrc = /(?:^|;)\s*connect-src ([^;]*)/.exec(
+      document!.headers()["content-security-policy"] ?? "",
+    );
+    expect(connectSrc?.[1]?.split(" ")).toEqual([
+      "'self'",
+      `${authority}/`,
+      "https://login.microsoftonline.com/common/discovery/instance",
+    ]);
     await page.getByRole("heading", { name: "Sign in" }).waitFor();
     await page.getByRole("heading", { name: "Or paste an access token" }).waitFor();
 

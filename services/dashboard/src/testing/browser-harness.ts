@@ -6,6 +6,7 @@ import { startAll, type RunningSystem } from "@matoolkit/all-in-one";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import type { Browser, Page } from "playwright-core";
 import { launchChromium, signedInPage } from "./chromium.ts";
+import { watchCspViolations, type CspViolations } from "./csp-violations.ts";
 import { buildDashboard, dashboardRoot, isDashboardBuildStale } from "../../scripts/dashboard-build.ts";
 
 /**
@@ -26,6 +27,11 @@ export interface BrowserHarness {
   readonly tokens: Readonly<Record<Role, string>>;
   /** The examples/ folder (runbooks, CSV files to upload). */
   readonly examplesDir: string;
+  /**
+   * The Content-Security-Policy violations any page of the browser reported since the last call
+   * (and forgets them): the browser tests expect none after each test.
+   */
+  takeCspViolations(): Promise<string[]>;
   /** A new page in its own browser context (own session storage), signed in with `role`. */
   newPage(role: Role): Promise<Page>;
   /** An API call with a role's token, for arranging state; throws on a non-2xx answer. */
@@ -94,6 +100,7 @@ export async function startBrowserHarness(
       Reader: await token("Reader"),
     };
     browser = await launchChromium(options.chromiumPath);
+    const cspViolations: CspViolations = watchCspViolations(browser);
     const apiUrl = system.apiUrl;
     const opened = browser;
     const newPage = (role: Role) => signedInPage(opened, apiUrl, tokens[role], options.viewport);
@@ -111,6 +118,7 @@ export async function startBrowserHarness(
       tokens,
       examplesDir,
       newPage,
+      takeCspViolations: () => cspViolations.take(),
       async api<T>(
         method: string,
         apiPath: string,

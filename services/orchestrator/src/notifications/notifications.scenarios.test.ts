@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,6 +10,13 @@ import {
   topics,
   type NotificationType,
 } from "@matoolkit/domain";
+import {
+  outboundPolicy,
+  parseAllowedDestinations,
+  SecretKeyring,
+  secretKeyOf,
+  type Resolver,
+} from "@matoolkit/platform";
 import { createLogger } from "@matoolkit/runtime";
 import { checkBatchCompletion, checkPhaseCompletion } from "../completion.ts";
 import {
@@ -40,6 +48,7 @@ interface Received {
 let h: Harness;
 let receiver: Server;
 let base: string;
+let port: number;
 let deadUrl: string;
 const received: Received[] = [];
 const SECRET = "test-secret-of-32-bytes-base64url-xx";
@@ -51,8 +60,34 @@ const ALL: NotificationType[] = [
   "member.failed",
 ];
 
+/**
+ * Test DNS: `receiver.test` is the loopback receiver, allowed by name as an operator would with
+ * MATOOLKIT_WEBHOOK_ALLOWED_HOSTS (test configuration, not a bypass of the policy);
+ * `late.example.test` also resolves to loopback but is not allowed; `rebind.test` answers an
+ * allowed address (127.0.0.2, where nothing listens) first and the receiver's address after.
+ */
+const lookups = new Map<string, number>();
+const testResolver: Resolver = async (hostname) => {
+  const count = (lookups.get(hostname) ?? 0) + 1;
+  lookups.set(hostname, count);
+  if (hostname === "receiver.test" || hostname === "late.example.test")
+    return [{ address: "127.0.0.1", family: 4 }];
+  if (hostname === "rebind.test") return [{ address: count === 1 ? "127.0.0.2" : "127.0.0.1", family: 4 }];
+  throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" });
+};
+
 beforeAll(async () => {
-  h = await startHarness({ notifier: { retryDelaysMs: [50, 100, 150], jitter: 0, timeoutMs: 5_000 } });
+  h = await startHarness({
+    notifier: {
+      retryDelaysMs: [50, 100, 150],
+      jitter: 0,
+      timeoutMs: 5_000,
+      outbound: outboundPolicy({
+        allowed: parseAllowedDestinations(["receiver.test", "127.0.0.2/32"]),
+        resolve: testResolver,
+      }),
+    },
+  });
   receiver = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -62,16 +97,21 @@ beforeAll(async () => {
         headers: req.headers,
         body: Buffer.concat(chunks).toString("utf8"),
       });
+      if (req.url?.startsWith("/redirect")) {
+        res.writeHead(307, { location: `${base}/redirected` }).end();
+        return;
+      }
       const status = req.url?.startsWith("/fail") ? 500 : req.url?.startsWith("/gone") ? 410 : 204;
       res.writeHead(status).end();
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
-  base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  port = (receiver.address() as AddressInfo).port;
+  base = `http://receiver.test:${port}`;
   // A port nobody listens on: connection refused.
   const closed = createServer();
   await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
-  deadUrl = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/hook`;
+  deadUrl = `http://receiver.test:${(closed.address() as AddressInfo).port}/hook`;
   await new Promise<void>((resolve) => closed.close(() => resolve()));
 });
 
@@ -103,7 +143,13 @@ async function runToEnd(batch: SeededBatch): Promise<void> {
 }
 
 function webhook(url: string, runbookName: string | null, events: readonly string[] = ALL) {
-  return insertWebhook(h.db, { url, runbookName, events, secret: SECRET, createdBy: "test" });
+  return insertWebhook(h.db, {
+    url,
+    runbookName,
+    events,
+    sealedSecret: h.secrets.seal(SECRET),
+    createdBy: "test",
+  });
 }
 
 const deliveriesOf = (webhookId: number) => listDeliveries(h.db, webhookId, { limit: 100 });
@@ -123,7 +169,8 @@ const unusedSettings: DeliverySettings = {
   timeoutMs: 1,
   jitter: 0,
   random: () => 0,
-  fetch: () => Promise.reject(new Error("a fan-out sends nothing")),
+  outbound: outboundPolicy({ resolve: () => Promise.reject(new Error("a fan-out sends nothing")) }),
+  secrets: undefined,
   now: () => new Date(),
   signal: new AbortController().signal,
 };
@@ -141,10 +188,16 @@ describe("webhook notifications", () => {
     try {
       await runToEnd(batch);
       const rows = await settled(global.id, 3);
-      expect(rows.map((row) => [row.event, row.status, row.attempt, row.httpStatus])).toEqual([
+      // One notification message per occurrence, fanned out independently: phase.completed and
+      // batch.completed may be recorded in either order (the receiver orders by occurredAt).
+      expect(
+        rows
+          .map((row) => [row.event, row.status, row.attempt, row.httpStatus])
+          .sort(([a], [b]) => String(a).localeCompare(String(b))),
+      ).toEqual([
+        ["batch.completed", "delivered", 1, 204],
         ["member.failed", "delivered", 1, 204],
         ["phase.completed", "delivered", 1, 204],
-        ["batch.completed", "delivered", 1, 204],
       ]);
       const requests = requestsTo("/global");
       expect(requests).toHaveLength(3);
@@ -184,7 +237,7 @@ describe("webhook notifications", () => {
         counts: { succeededMembers: 2, failedMembers: 1 },
       });
     } finally {
-      await deleteWebhook(h.db, global.id);
+      await deleteWebhook(h.db, global.id, { by: "test", at: new Date() });
     }
   });
 
@@ -277,5 +330,91 @@ describe("webhook notifications", () => {
     );
     expect(await deliveriesOf(scoped.id)).toHaveLength(1);
     expect(requestsTo("/scoped")).toHaveLength(1);
+  });
+});
+
+describe("deliveries under the outbound policy (issue 25)", () => {
+  const oneMember = () =>
+    seedBatch(
+      h.db,
+      oneFails,
+      membersWith(1, () => ({ Fails: 0 })),
+    );
+
+  it("refuses at delivery a host that resolves to loopback, and a loopback address stored before the check; the log says only unreachable, as for a closed port", async () => {
+    const batch = await oneMember();
+    const late = await webhook(`http://late.example.test:${port}/late`, batch.runbookName, [
+      "batch.completed",
+    ]);
+    const literal = await webhook(`http://127.0.0.1:${port}/literal`, batch.runbookName, ["batch.completed"]);
+    const dead = await webhook(deadUrl, batch.runbookName, ["batch.completed"]);
+    await runToEnd(batch);
+    const [lateRow] = await settled(late.id, 1);
+    const [literalRow] = await settled(literal.id, 1);
+    const [deadRow] = await settled(dead.id, 1);
+    for (const row of [lateRow!, literalRow!]) {
+      expect(row).toMatchObject({ status: "gave_up", httpStatus: null, errorCode: "webhook.unreachable" });
+    }
+    // A refused address and a closed port look the same to whoever reads the delivery log.
+    const outcome = (row: NotificationDelivery) => row.attempts.map((a) => [a.httpStatus, a.errorCode]);
+    expect(outcome(lateRow!)).toEqual(outcome(deadRow!));
+    expect(outcome(literalRow!)).toEqual(outcome(deadRow!));
+    expect(requestsTo("/late")).toHaveLength(0);
+    expect(requestsTo("/literal")).toHaveLength(0);
+  });
+
+  it("does not follow a redirect: a 3xx is a failed delivery and its target gets nothing", async () => {
+    const batch = await oneMember();
+    const redirecting = await webhook(`${base}/redirect`, batch.runbookName, ["batch.completed"]);
+    await runToEnd(batch);
+    const [row] = await settled(redirecting.id, 1);
+    expect(row).toMatchObject({ status: "gave_up", httpStatus: 307, errorCode: "webhook.redirect" });
+    expect(requestsTo("/redirect")).toHaveLength(4);
+    expect(requestsTo("/redirected")).toHaveLength(0);
+  });
+
+  it("connects to the address it checked: a rebinding name (allowed address first, the receiver's after) never reaches the receiver", async () => {
+    const batch = await oneMember();
+    lookups.delete("rebind.test");
+    const rebinding = await webhook(`http://rebind.test:${port}/rebind`, batch.runbookName, [
+      "batch.completed",
+    ]);
+    await runToEnd(batch);
+    const [row] = await settled(rebinding.id, 1);
+    expect(row).toMatchObject({ status: "gave_up", httpStatus: null, errorCode: "webhook.unreachable" });
+    // One resolution per attempt, none by the connection itself.
+    expect(lookups.get("rebind.test")).toBe(4);
+    expect(requestsTo("/rebind")).toHaveLength(0);
+  });
+
+  it("a deleted webhook gets no deliveries; its history stays", async () => {
+    const batch = await oneMember();
+    const removed = await webhook(`${base}/removed`, batch.runbookName, ["batch.completed"]);
+    expect(await deleteWebhook(h.db, removed.id, { by: "test", at: new Date() })).toBe(true);
+    const kept = await webhook(`${base}/kept`, batch.runbookName, ["batch.completed"]);
+    await runToEnd(batch);
+    await settled(kept.id, 1);
+    expect(await deliveriesOf(removed.id)).toHaveLength(0);
+    expect(requestsTo("/removed")).toHaveLength(0);
+  });
+
+  it("sends nothing when the secret was sealed with a key this process does not know, and says so", async () => {
+    const batch = await oneMember();
+    const foreign = new SecretKeyring(secretKeyOf(randomBytes(32)));
+    const hook = await insertWebhook(h.db, {
+      url: `${base}/foreign-key`,
+      runbookName: batch.runbookName,
+      events: ["batch.completed"],
+      sealedSecret: foreign.seal(SECRET),
+      createdBy: "test",
+    });
+    await runToEnd(batch);
+    const [row] = await settled(hook.id, 1);
+    expect(row).toMatchObject({
+      status: "gave_up",
+      httpStatus: null,
+      errorCode: "webhook.secret_unavailable",
+    });
+    expect(requestsTo("/foreign-key")).toHaveLength(0);
   });
 });

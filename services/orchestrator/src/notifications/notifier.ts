@@ -7,6 +7,7 @@ import {
   recordDeliveryAttempt,
   type Db,
   type NotificationDelivery,
+  type Webhook,
 } from "@matoolkit/db";
 import {
   InvalidMessageError,
@@ -21,6 +22,7 @@ import {
   type EventNotification,
   type WebhookDeliveryMessage,
 } from "@matoolkit/domain";
+import { outboundPolicy, type OutboundPolicy, type SecretKeyring } from "@matoolkit/platform";
 import {
   DeliveryDeferredError,
   notificationsSubscription,
@@ -28,7 +30,7 @@ import {
   type Logger,
   type MessageBus,
 } from "@matoolkit/runtime";
-import { sendWebhook, type Fetch } from "./send-webhook.ts";
+import { sendWebhook, type WebhookAnswer } from "./send-webhook.ts";
 
 /**
  * The notifier (issue 12): consumes the `notifications` topic with its own subscription.
@@ -55,7 +57,8 @@ export interface NotifierOptions {
   /** ± this fraction of each delay, so deliveries that failed together do not retry together. */
   readonly jitter?: number;
   readonly random?: () => number;
-  readonly fetch?: Fetch;
+  /** Where deliveries may go (MATOOLKIT_WEBHOOK_ALLOWED_HOSTS); default: public addresses only. */
+  readonly outbound?: OutboundPolicy;
   readonly now?: () => Date;
   /** Deliveries handled at once by this process. */
   readonly concurrency?: number;
@@ -73,7 +76,13 @@ export interface Notifier {
 }
 
 export async function startNotifier(
-  deps: { readonly db: Db; readonly bus: MessageBus; readonly logger: Logger },
+  deps: {
+    readonly db: Db;
+    readonly bus: MessageBus;
+    readonly logger: Logger;
+    /** Opens each webhook's sealed secret at send time; absent: nothing is sent (secret unavailable). */
+    readonly secrets: SecretKeyring | undefined;
+  },
   options: NotifierOptions = {},
 ): Promise<Notifier> {
   const logger = deps.logger.child({ component: "notifier" });
@@ -83,7 +92,8 @@ export async function startNotifier(
     timeoutMs: options.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
     jitter: options.jitter ?? 0.2,
     random: options.random ?? Math.random,
-    fetch: options.fetch ?? ((url, init) => fetch(url, init)),
+    outbound: options.outbound ?? outboundPolicy(),
+    secrets: deps.secrets,
     now: options.now ?? (() => new Date()),
     signal: stopping.signal,
   };
@@ -102,7 +112,8 @@ export interface DeliverySettings {
   readonly timeoutMs: number;
   readonly jitter: number;
   readonly random: () => number;
-  readonly fetch: Fetch;
+  readonly outbound: OutboundPolicy;
+  readonly secrets: SecretKeyring | undefined;
   readonly now: () => Date;
   readonly signal: AbortSignal;
 }
@@ -172,18 +183,8 @@ async function attemptDelivery(scope: NotifierScope, message: WebhookDeliveryMes
   const webhook = await getWebhookForDelivery(db, delivery.webhookId);
   if (webhook === undefined) return;
   const now = settings.now();
-  const answer = webhook.enabled
-    ? await sendWebhook(
-        {
-          url: webhook.url,
-          secret: webhook.secret,
-          event: delivery.event,
-          deliveryId: delivery.id,
-          body: JSON.stringify(delivery.payload),
-          now,
-        },
-        settings,
-      )
+  const answer: WebhookAnswer = webhook.enabled
+    ? await signAndSend(scope, webhook, delivery, now)
     : { delivered: false, httpStatus: null, errorCode: webhookErrorCodes.disabled, durationMs: 0 };
   const last = message.Attempt >= settings.retryDelaysMs.length + 1;
   const final =
@@ -212,6 +213,8 @@ async function attemptDelivery(scope: NotifierScope, message: WebhookDeliveryMes
   });
   if (recorded === undefined) return;
   // Ids, status and reason code only: the URL may carry credentials, the secret never leaves.
+  // `detail` (why no answer came: refused address, DNS, refused connection, timeout) is in this
+  // server log only; the delivery log shows the one generic code.
   const fields = {
     webhookId: webhook.id,
     deliveryId: delivery.id,
@@ -220,10 +223,47 @@ async function attemptDelivery(scope: NotifierScope, message: WebhookDeliveryMes
     status: recorded.status,
     httpStatus: answer.httpStatus,
     reason: answer.errorCode,
+    ...(answer.detail === undefined ? {} : { detail: answer.detail }),
   };
   if (recorded.status === "delivered") logger.info(fields, "webhook delivered");
   else if (recorded.status === "gave_up") logger.error(fields, "webhook delivery gave up");
   else logger.warn({ ...fields, nextAttemptAt }, "webhook delivery failed; retrying");
+}
+
+/**
+ * Opens the sealed secret for this one send (it lives only in this call's memory), then POSTs.
+ * A secret sealed with an unknown key sends nothing: the log names the key id, never a secret.
+ */
+async function signAndSend(
+  scope: NotifierScope,
+  webhook: Webhook,
+  delivery: NotificationDelivery,
+  now: Date,
+): Promise<WebhookAnswer> {
+  let secret: string;
+  try {
+    if (scope.settings.secrets === undefined) throw new Error("this process has no secrets key");
+    secret = scope.settings.secrets.open(webhook.secret);
+  } catch (error) {
+    return {
+      delivered: false,
+      httpStatus: null,
+      errorCode: webhookErrorCodes.secretUnavailable,
+      durationMs: 0,
+      detail: (error as Error).message,
+    };
+  }
+  return sendWebhook(
+    {
+      url: webhook.url,
+      secret,
+      event: delivery.event,
+      deliveryId: delivery.id,
+      body: JSON.stringify(delivery.payload),
+      now,
+    },
+    scope.settings,
+  );
 }
 
 function isOpen(delivery: NotificationDelivery): boolean {

@@ -1,8 +1,10 @@
-import { webhookErrorCodes, withDeadline, type WebhookErrorCode } from "@matoolkit/domain";
+import { webhookErrorCodes, type WebhookErrorCode } from "@matoolkit/domain";
+import { OutboundRequestError, sendPinnedRequest, type OutboundPolicy } from "@matoolkit/platform";
 import { signWebhookBody } from "./signature.ts";
 
 export interface WebhookRequest {
   readonly url: string;
+  /** The clear secret, decrypted for this send only (webhook-secret.ts). */
   readonly secret: string;
   readonly event: string;
   readonly deliveryId: number;
@@ -16,42 +18,44 @@ export interface WebhookAnswer {
   readonly httpStatus: number | null;
   readonly errorCode: WebhookErrorCode | null;
   readonly durationMs: number;
+  /**
+   * Why no answer came (refused address, DNS, connection refused, timeout), for the server's
+   * log only: the delivery log says `webhook.unreachable` for all of them, so it cannot be used
+   * to tell a refused address from a closed port or a silent one.
+   */
+  readonly detail?: string;
 }
 
-/** `fetch`, injectable for tests. */
-export type Fetch = (url: string, init: RequestInit) => Promise<Response>;
+export interface SendOptions {
+  readonly timeoutMs: number;
+  readonly outbound: OutboundPolicy;
+  readonly signal: AbortSignal;
+}
 
 /**
- * One POST, never throwing: every way it can go wrong becomes a reason code (a dead endpoint is
- * the receiver's problem, not a failure of the message). Redirects are not followed (the URL an
- * admin configured is where signed bodies go, nowhere else). The answer's body is drained and
- * dropped: nothing the receiver says is stored or logged.
+ * One POST under the outbound policy (libs/platform outbound: address checked at this send,
+ * connection pinned to the checked address, no redirect followed, no body read), never throwing
+ * for the receiver's failures: each becomes a reason code (a dead endpoint is the receiver's
+ * problem, not a failure of the message).
  */
-export async function sendWebhook(
-  request: WebhookRequest,
-  options: { readonly timeoutMs: number; readonly fetch: Fetch; readonly signal: AbortSignal },
-): Promise<WebhookAnswer> {
+export async function sendWebhook(request: WebhookRequest, options: SendOptions): Promise<WebhookAnswer> {
   const timestamp = String(Math.floor(request.now.getTime() / 1000));
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   try {
-    const status = await withDeadline(options.signal, options.timeoutMs, async (signal) => {
-      const response = await options.fetch(request.url, {
-        method: "POST",
-        redirect: "manual",
-        signal,
-        headers: {
-          "Content-Type": "application/json",
-          "User-Agent": "matoolkit-webhooks/1",
-          "X-Matoolkit-Event": request.event,
-          "X-Matoolkit-Delivery": String(request.deliveryId),
-          "X-Matoolkit-Timestamp": timestamp,
-          "X-Matoolkit-Signature": signWebhookBody(request.secret, timestamp, request.body),
-        },
-        body: request.body,
-      });
-      await response.body?.cancel().catch(() => undefined);
-      return response.status;
+    const { status } = await sendPinnedRequest(request.url, options.outbound, {
+      method: "POST",
+      timeoutMs: options.timeoutMs,
+      signal: options.signal,
+      headers: {
+        "Content-Type": "application/json",
+        "User-Agent": "matoolkit-webhooks/1",
+        "X-Matoolkit-Event": request.event,
+        "X-Matoolkit-Delivery": String(request.deliveryId),
+        "X-Matoolkit-Timestamp": timestamp,
+        "X-Matoolkit-Signature": signWebhookBody(request.secret, timestamp, request.body),
+      },
+      body: request.body,
     });
     return {
       delivered: status >= 200 && status < 300,
@@ -62,13 +66,16 @@ export async function sendWebhook(
   } catch (error) {
     // Stopping: not the receiver's failure; the caller lets the message go back to the bus.
     if (options.signal.aborted) throw error;
-    const timedOut =
-      error instanceof DOMException && (error.name === "TimeoutError" || error.name === "AbortError");
+    const detail =
+      error instanceof OutboundRequestError
+        ? `${error.kind}: ${error.message}`
+        : `unexpected ${(error as Error).name}`;
     return {
       delivered: false,
       httpStatus: null,
-      errorCode: timedOut ? webhookErrorCodes.timeout : webhookErrorCodes.unreachable,
+      errorCode: webhookErrorCodes.unreachable,
       durationMs: elapsed(),
+      detail,
     };
   }
 }

@@ -81,6 +81,23 @@ describe("createTenantClients", () => {
     await expect(fetch(`${url}/_simulator/settings`)).rejects.toThrow();
   });
 
+  it("simulated: MATOOLKIT_SIMULATED_PROFILE=chaos starts the in-process simulator with the chaos profile", async () => {
+    const result = await build({
+      MATOOLKIT_TENANT: "simulated",
+      MATOOLKIT_SIMULATED_PROFILE: "chaos",
+      MATOOLKIT_SIMULATED_RANDOM_SEED: "7",
+    });
+    expect(result.description).toMatch(
+      /\(in-process, empty, profile chaos, random seed 7, replication delay 400 ms\)$/u,
+    );
+    const settings = (await (await fetch(`${urlOf(result.description)}/_simulator/settings`)).json()) as any;
+    expect(settings).toMatchObject({
+      replicationDelayMs: 400,
+      behaviours: { replicaReads: "flapping", writeLagMs: 1_500, exchangeConcurrencyRate: 0.1 },
+    });
+    await result.close();
+  });
+
   it("simulated: connects to a running simulator and learns its tenant id", async () => {
     const simulator = await startSimulatedTenant({});
     try {

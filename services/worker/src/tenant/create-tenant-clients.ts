@@ -3,13 +3,22 @@ import type { Logger } from "@matoolkit/runtime";
 import { createTenantCredential, staticTokenCredential, type CredentialDeps } from "./credentials.ts";
 import { createInvokeCommandExchangeClient } from "./invoke-command-exchange-client.ts";
 import { createMsGraphClient } from "./msgraph-graph-client.ts";
-import { tenantEnvVariables as v, type SimulatedTenantConfig, type TenantConfig } from "./tenant-config.ts";
+import type { AzureCloudName } from "./azure-clouds.ts";
+import {
+  cloudSuffix,
+  tenantEnvVariables as v,
+  type SimulatedTenantConfig,
+  type TenantConfig,
+} from "./tenant-config.ts";
+import { simulatedTenantChangeLog, type TenantChangeLog } from "./simulated-tenant-changes.ts";
 import { unconfiguredTenantClients, type TenantClients } from "./tenant-clients.ts";
 
 export interface BuiltTenantClients {
   readonly clients: TenantClients;
   /** Which tenant and how, e.g. `simulated tenant at http://127.0.0.1:PORT`: safe to log. */
   readonly description: string;
+  /** A simulated tenant's record of what it wrote (`matoolkit tenant changes`); a real tenant has none. */
+  readonly changeLog?: TenantChangeLog;
   /** Stops what was started for the tenant (an in-process simulator); idempotent. */
   close(): Promise<void>;
 }
@@ -51,8 +60,8 @@ export async function createTenantClients(
       const credential = await createTenantCredential(config, options.credentialDeps);
       options.logger.debug({ tenantId: config.tenantId, auth: config.auth.kind }, "tenant credential ready");
       return {
-        clients: adapters(credential, config.tenantId, config.graphBaseUrl, config.exchangeBaseUrl, options),
-        description: `tenant ${config.tenantId} (${config.auth.kind}, app ${config.clientId})`,
+        clients: adapters(credential, config.tenantId, config.cloud, config, options),
+        description: `tenant ${config.tenantId} (${config.auth.kind}, app ${config.clientId})${cloudSuffix(config.cloud)}`,
         close: async () => {},
       };
     }
@@ -63,21 +72,29 @@ export async function createTenantClients(
   }
 }
 
+/**
+ * The real adapters for one tenant. The cloud sets the token scopes and the default endpoints;
+ * an explicit base URL (MATOOLKIT_GRAPH_BASE_URL / MATOOLKIT_EXCHANGE_BASE_URL, or the simulated
+ * tenant's URL) wins over the cloud's endpoint but never changes the scopes.
+ */
 function adapters(
   credential: TokenCredential,
   tenantId: string,
-  graphBaseUrl: string | undefined,
-  exchangeBaseUrl: string | undefined,
+  cloud: AzureCloudName,
+  endpoints: { readonly graphBaseUrl?: string; readonly exchangeBaseUrl?: string },
   options: CreateTenantClientsOptions,
 ): TenantClients {
+  const { graphBaseUrl, exchangeBaseUrl } = endpoints;
   return {
     graph: createMsGraphClient({
       credential,
+      cloud,
       ...(graphBaseUrl === undefined ? {} : { baseUrl: graphBaseUrl }),
     }),
     exchange: createInvokeCommandExchangeClient({
       credential,
       tenantId,
+      cloud,
       ...(exchangeBaseUrl === undefined ? {} : { baseUrl: exchangeBaseUrl }),
       ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
     }),
@@ -92,8 +109,15 @@ async function simulatedTenantClients(
   if (config.url !== undefined) {
     const tenantId = await runningSimulatorTenantId(config.url, options.fetch ?? fetch);
     return {
-      clients: adapters(credential, tenantId, config.url, config.url, options),
-      description: `simulated tenant ${tenantId} at ${config.url}`,
+      clients: adapters(
+        credential,
+        tenantId,
+        config.cloud,
+        { graphBaseUrl: config.url, exchangeBaseUrl: config.url },
+        options,
+      ),
+      description: `simulated tenant ${tenantId} at ${config.url}${cloudSuffix(config.cloud)}`,
+      changeLog: simulatedTenantChangeLog(config.url, options.fetch ?? fetch),
       close: async () => {},
     };
   }
@@ -113,7 +137,12 @@ async function simulatedTenantClients(
     simulator = await startSimulatedTenant({
       port: config.port,
       ...(seed === undefined ? {} : { seed }),
-      replicationDelayMs: config.replicationDelayMs,
+      ...(config.replicationDelayMs === undefined ? {} : { replicationDelayMs: config.replicationDelayMs }),
+      ...(config.profile === undefined ? {} : { profile: config.profile }),
+      ...(config.randomSeed === undefined ? {} : { randomSeed: config.randomSeed }),
+      ...(config.inviteesRedeem === undefined
+        ? {}
+        : { behaviours: { inviteesRedeem: config.inviteesRedeem } }),
       throttle: { rate: config.throttleRate, retryAfterSeconds: 1 },
     });
   } catch (error) {
@@ -124,13 +153,25 @@ async function simulatedTenantClients(
   }
   const settings = [
     config.seedPath === undefined ? "empty" : `seed ${config.seedPath}`,
+    ...(config.profile === undefined || config.profile === "default" ? [] : [`profile ${config.profile}`]),
+    ...(config.randomSeed === undefined ? [] : [`random seed ${config.randomSeed}`]),
     ...(config.throttleRate > 0 ? [`throttle rate ${config.throttleRate}`] : []),
-    ...(config.replicationDelayMs > 0 ? [`replication delay ${config.replicationDelayMs} ms`] : []),
+    ...(config.inviteesRedeem === "at-once" ? ["invitees accept at once"] : []),
+    ...(simulator.state.replicationDelayMs > 0
+      ? [`replication delay ${simulator.state.replicationDelayMs} ms`]
+      : []),
   ];
   let closed: Promise<void> | undefined;
   return {
-    clients: adapters(credential, simulator.tenantId, simulator.url, simulator.url, options),
-    description: `simulated tenant ${simulator.tenantId} at ${simulator.url} (in-process, ${settings.join(", ")})`,
+    clients: adapters(
+      credential,
+      simulator.tenantId,
+      config.cloud,
+      { graphBaseUrl: simulator.url, exchangeBaseUrl: simulator.url },
+      options,
+    ),
+    description: `simulated tenant ${simulator.tenantId} at ${simulator.url} (in-process, ${settings.join(", ")})${cloudSuffix(config.cloud)}`,
+    changeLog: simulatedTenantChangeLog(simulator.url, options.fetch ?? fetch),
     close: () => (closed ??= simulator.close()),
   };
 }

@@ -96,6 +96,7 @@ function certificateConfig(path: string, password?: string): EntraTenantConfig {
     mode: "entra",
     tenantId,
     clientId,
+    cloud: "AzureCloud",
     auth: {
       kind: "certificate",
       certificatePath: path,
@@ -309,6 +310,7 @@ describe("certificate from Key Vault", () => {
         mode: "entra",
         tenantId,
         clientId,
+        cloud: "AzureCloud",
         auth: {
           kind: "key-vault-certificate",
           keyVaultUrl: vaultUrl,

@@ -4,6 +4,7 @@ import {
   ClientCertificateCredential,
   ClientSecretCredential,
   type AccessToken,
+  type ClientSecretCredentialOptions,
   type GetTokenOptions,
   type TokenCredential,
 } from "@azure/identity";
@@ -15,6 +16,7 @@ import {
   describeAzureCredential,
   type AzureCredentialPlan,
 } from "@matoolkit/platform";
+import { azureCloud } from "./azure-clouds.ts";
 import { tenantEnvVariables as v, type EntraTenantConfig, type SecretValue } from "./tenant-config.ts";
 
 /**
@@ -219,6 +221,12 @@ export interface CredentialDeps {
    * @matoolkit/platform): for reading the vault and for `managed-identity` auth. Tests observe it.
    */
   readonly azureCredential?: (plan: AzureCredentialPlan) => Promise<TokenCredential>;
+  /**
+   * The HTTP client the app registration's credential (certificate or client secret) talks to
+   * Entra ID with; default: @azure/identity's own. Tests answer the token endpoint with it, so the
+   * real credential's requests (host, path, scope) can be observed without a network.
+   */
+  readonly identityHttpClient?: ClientSecretCredentialOptions["httpClient"];
 }
 
 /**
@@ -322,13 +330,19 @@ export async function createTenantCredential(
 ): Promise<TokenCredential> {
   const { tenantId, clientId, auth } = config;
   const label = `tenant ${tenantId} (${auth.kind})`;
+  // The cloud's Entra ID, always passed: without it @azure/identity falls back to the process's
+  // AZURE_AUTHORITY_HOST (meant for the worker's own identity), then the public cloud.
+  const appOptions = {
+    authorityHost: azureCloud(config.cloud).authorityHost,
+    ...(deps.identityHttpClient === undefined ? {} : { httpClient: deps.identityHttpClient }),
+  };
   const hostCredential = deps.azureCredential ?? createAzureCredential;
   switch (auth.kind) {
     case "certificate": {
       const certificate = await readClientCertificate(auth.certificatePath, auth.certificatePassword);
       const secrets = auth.certificatePassword ? [auth.certificatePassword.reveal()] : [];
       return guardCredential(
-        new ClientCertificateCredential(tenantId, clientId, { certificate }),
+        new ClientCertificateCredential(tenantId, clientId, { certificate }, appOptions),
         label,
         secrets,
       );
@@ -346,17 +360,24 @@ export async function createTenantCredential(
         vaultCredential,
         deps,
       );
-      return guardCredential(new ClientCertificateCredential(tenantId, clientId, { certificate }), label);
+      return guardCredential(
+        new ClientCertificateCredential(tenantId, clientId, { certificate }, appOptions),
+        label,
+      );
     }
     case "client-secret": {
       const secret = auth.clientSecret.reveal();
-      return guardCredential(new ClientSecretCredential(tenantId, clientId, secret), label, [secret]);
+      return guardCredential(new ClientSecretCredential(tenantId, clientId, secret, appOptions), label, [
+        secret,
+      ]);
     }
     case "managed-identity":
       // The identity's token is for the tenant it lives in: valid only when the worker runs in
-      // the target tenant's subscription (see README). `clientId` (the app registration) is not
+      // the target tenant's subscription (see docs/worker-and-tenant.md). `clientId` (the app registration) is not
       // used: a managed identity is its own service principal. Which credential class stands for
-      // the identity (managed, workload, or a developer's) follows MATOOLKIT_AZURE_CREDENTIAL.
+      // the identity (managed, workload, or a developer's) follows MATOOLKIT_AZURE_CREDENTIAL; its
+      // authority is the host's (IMDS, or AZURE_AUTHORITY_HOST for workload identity), which
+      // tenant-config.ts checks against the cloud. The cloud still sets the scopes asked for.
       return guardCredential(await hostCredential(auth.identity), label);
     default: {
       const unreachable: never = auth;

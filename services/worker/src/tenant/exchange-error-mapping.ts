@@ -9,7 +9,7 @@ import {
 /**
  * Turns a failed InvokeCommand response into the `exchange.*` error a function can act on.
  *
- * The admin API reports cmdlet failures as OData errors whose message is
+ * The admin API reports a cmdlet failure as an OData error carrying the string
  * `<ErrorId>|<exception type>|<text>`: the exception type says what went wrong, the text names
  * the objects involved (identities, addresses). So errors are classified by type and status, and
  * their messages carry the cmdlet and the exception type only, never the text.
@@ -29,35 +29,92 @@ export function exchangeErrorOf(error: unknown): ExchangeErrorInfo | undefined {
   return error instanceof Error ? infoByError.get(error) : undefined;
 }
 
-/** Reads the exception type and error id out of an admin API error body (any shape tolerated). */
+/**
+ * Reads the exception type and error id out of an admin API error body (any shape tolerated).
+ *
+ * Where the typed string is, in the order the clients of the same endpoint look for it
+ * (GreyCorbel/ExoHelper `Commands/Internal/Get-ExoException.ps1`, KelvinTegelaar/CIPP-API
+ * `Modules/CIPPCore/Public/GraphHelper/New-ExoRequest.ps1`):
+ * 1. `error.details[].message`: where the service puts it; `error.message` is then the generic
+ *    "Error executing cmdlet" (a captured body: Microsoft365DSC/Microsoft365DSC issue #2998);
+ * 2. `error.message`, for answers that carry it there;
+ * 3. `error.innererror.internalexception` (its `message`, or its `type` when that names the
+ *    exception), the last place ExoHelper looks.
+ */
 export function parseExchangeErrorBody(body: unknown): {
   exceptionType?: string;
   errorId?: string;
   text?: string;
 } {
-  const error = (body as { error?: Record<string, unknown> } | null)?.error;
+  const error = (body as { error?: unknown } | null)?.error;
   if (error === undefined || error === null || typeof error !== "object") return {};
-  const inner = (error.innererror as { internalexception?: { type?: unknown } } | undefined)
-    ?.internalexception;
-  const message = typeof error.message === "string" ? error.message : "";
-  const parts = message.split("|");
-  const fromMessage = parts.length >= 3 ? parts[1]!.trim() : undefined;
-  const candidate = typeof inner?.type === "string" && inner.type !== "" ? inner.type : fromMessage;
+  const { details, message, innererror } = error as Record<string, unknown>;
+  const inner = (innererror as { internalexception?: unknown } | undefined)?.internalexception as
+    { message?: unknown; type?: unknown } | undefined;
+  const typed = [
+    ...(Array.isArray(details)
+      ? details.map((detail) => (detail as { message?: unknown } | null)?.message)
+      : []),
+    message,
+    inner?.message,
+  ]
+    .map(typedErrorOf)
+    .find((found) => found !== undefined);
+  if (typed !== undefined) return typed;
+  const innerType = typeof inner?.type === "string" ? inner.type : undefined;
   return {
-    // Only something shaped like a .NET type name is kept: it ends up in operator-visible messages.
-    exceptionType: candidate !== undefined && /^[\w.`+]{1,200}$/.test(candidate) ? candidate : undefined,
-    errorId: parts.length >= 3 && /^\w{1,40}$/.test(parts[0]!.trim()) ? parts[0]!.trim() : undefined,
-    text: parts.length >= 3 ? parts.slice(2).join("|") : message,
+    ...(innerType !== undefined && isTypeName(innerType) ? { exceptionType: innerType } : {}),
+    ...(typeof message === "string" ? { text: message } : {}),
   };
 }
 
-/** Builds the mapped error for an HTTP error response of `cmdlet`. */
+/** `<ErrorId>|<exception type>|<text>`, or undefined when `value` is not shaped so. */
+function typedErrorOf(
+  value: unknown,
+): { exceptionType?: string; errorId?: string; text: string } | undefined {
+  if (typeof value !== "string") return undefined;
+  const parts = value.split("|");
+  if (parts.length < 3) return undefined;
+  const type = parts[1]!.trim();
+  const id = parts[0]!.trim();
+  // Only something shaped like a .NET type name is kept: it ends up in operator-visible messages.
+  if (!isTypeName(type)) return undefined;
+  return {
+    exceptionType: type,
+    ...(/^\w{1,40}$/.test(id) ? { errorId: id } : {}),
+    text: parts.slice(2).join("|"),
+  };
+}
+
+function isTypeName(value: string): boolean {
+  return /^[\w.`+]{1,200}$/.test(value) && value.includes(".");
+}
+
+/**
+ * Exchange Online's per-tenant concurrency refusal: a plain-text body, not an OData error,
+ * "You have reached the maximum number of concurrent requests per tenant. Please wait and try
+ * again." Clients of the same endpoint wait and retry on that text whatever the HTTP status
+ * (GreyCorbel/ExoHelper `Commands/Public/Invoke-ExoCommand.ps1`), so it is throttling here too.
+ */
+const concurrencyRefusal = /maximum number of concurrent requests per tenant/i;
+
+/**
+ * Builds the mapped error for an HTTP error response of `cmdlet`. `body` is the parsed JSON, or
+ * the text when the service answered with something else.
+ */
 export function exchangeErrorFromResponse(
   cmdlet: string,
   status: number,
   retryAfterHeader: string | null,
   body: unknown,
 ): MatoolkitError {
+  if (typeof body === "string" && concurrencyRefusal.test(body)) {
+    const retryAfter = parseRetryAfter(retryAfterHeader);
+    const message = `${cmdlet} failed (HTTP ${status}, per-tenant concurrency limit reached)`;
+    const error = build({ kind: "throttled" }, message, retryAfter);
+    infoByError.set(error, { status, exceptionType: undefined, errorId: undefined });
+    return error;
+  }
   const { exceptionType, errorId, text } = parseExchangeErrorBody(body);
   const what = exceptionType === undefined ? `HTTP ${status}` : `HTTP ${status}, ${exceptionType}`;
   const message = `${cmdlet} failed (${what})`;
@@ -82,7 +139,7 @@ function classify(
   text: string,
   hasRetryAfter: boolean,
 ): Classification {
-  if (status === 429) return { kind: "throttled" };
+  if (status === 429 || concurrencyRefusal.test(text)) return { kind: "throttled" };
   if ((status === 503 || status === 504) && hasRetryAfter) return { kind: "throttled" };
   if (status === 401) return { kind: "permanent", reason: reasonCodes.exchangeUnauthorized };
   if (status === 403) return { kind: "permanent", reason: reasonCodes.exchangeForbidden };

@@ -24,6 +24,12 @@ export interface GraphRequest {
 }
 
 export interface GraphClient {
+  /**
+   * The Graph service root of the tenant's cloud, e.g. `https://graph.microsoft.us`, for
+   * `@odata.id` references (see `directoryObjectReference`). It is the cloud's, not the URL
+   * requests go to, which an override may point elsewhere (the simulated tenant, a proxy).
+   */
+  readonly serviceRoot: string;
   /** Resolves with the parsed JSON body (undefined for 204); throws mapped errors (see above). */
   request<T = unknown>(request: GraphRequest, signal: AbortSignal): Promise<T>;
 }

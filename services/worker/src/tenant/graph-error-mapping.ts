@@ -1,10 +1,18 @@
 import { GraphError } from "@microsoft/microsoft-graph-client";
-import { MatoolkitError, NonRetriableError, reasonCodes, RetryAfterError } from "@matoolkit/domain";
+import {
+  MatoolkitError,
+  NonRetriableError,
+  reasonCodes,
+  RetryAfterError,
+  type ReasonCode,
+} from "@matoolkit/domain";
+import { graphRefusalOf } from "./graph-refusals.ts";
 
 /**
  * Turns what the Graph SDK throws into the worker's errors: a stable reason code and the retry
  * policy in the error class (429 and 503/504 with Retry-After → RetryAfterError `graph.throttled`,
- * other 5xx and network failures → transient `graph.unavailable`, the rest permanent).
+ * other 5xx and network failures → transient `graph.unavailable`, the rest permanent; refusals
+ * that Graph's generic codes do not tell apart get codes of their own, see graph-refusals.ts).
  *
  * Messages name the operation (ids in the path replaced by `{id}`) and Graph's error code, never
  * Graph's message or body: those quote UPNs, addresses and property values.
@@ -30,7 +38,7 @@ export function graphErrorOf(error: unknown): GraphErrorInfo | undefined {
 type Outcome =
   | { kind: "throttled"; retryAfterSeconds: number | undefined }
   | { kind: "unavailable" }
-  | { kind: "permanent"; reason: PermanentReason };
+  | { kind: "permanent"; reason: PermanentReason | ReasonCode; explanation?: string };
 
 type PermanentReason =
   | typeof reasonCodes.graphNotFound
@@ -42,11 +50,18 @@ type PermanentReason =
 /** `operation` is e.g. `GET /v1.0/users/{id}` (see operationName). */
 export function mapGraphError(error: GraphError, operation: string): MatoolkitError {
   const info = infoOf(error);
-  const outcome = classify(info.status, retryAfterOf(error.headers));
+  const refusal = graphRefusalOf(info.status, info.message);
+  const outcome: Outcome =
+    refusal === undefined
+      ? classify(info.status, retryAfterOf(error.headers))
+      : { kind: "permanent", reason: refusal.reason, explanation: refusal.explanation };
+  const explained = outcome.kind === "permanent" && outcome.explanation !== undefined;
   const message =
     info.status === 0
       ? `Graph ${operation} failed: no response (${info.code})`
-      : `Graph ${operation} failed: ${info.status} ${info.code}`;
+      : explained
+        ? `Graph ${operation} failed: ${info.status}: ${outcome.explanation}`
+        : `Graph ${operation} failed: ${info.status} ${info.code}`;
   let mapped: MatoolkitError;
   switch (outcome.kind) {
     case "throttled":

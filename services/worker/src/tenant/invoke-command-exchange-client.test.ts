@@ -205,6 +205,79 @@ describe("InvokeCommand Exchange client", () => {
     },
   );
 
+  describe("where the exception type is read", () => {
+    const notFound = "Microsoft.Exchange.Configuration.Tasks.ManagementObjectNotFoundException";
+    const typed = (type: string) =>
+      `Ex6F9304|${type}|The operation couldn't be performed because object 'jo@x.example' couldn't be found on 'DC1.PROD.OUTLOOK.COM'.`;
+    const odataLayer = "Microsoft.Exchange.Admin.OData.Core.ODataServiceException";
+    const bodies: readonly (readonly [string, unknown, string])[] = [
+      [
+        // The service's own shape (Microsoft365DSC/Microsoft365DSC issue #2998): the string only in details.
+        "error.details[].message, error.message generic",
+        {
+          error: {
+            code: "NotFound",
+            message: "Error executing cmdlet",
+            details: [{ code: "Context", target: "", message: typed(notFound) }],
+            innererror: { message: "Error executing cmdlet", type: odataLayer, stacktrace: "" },
+          },
+        },
+        notFound,
+      ],
+      [
+        "error.details[] first, even when error.message holds another typed string",
+        {
+          error: {
+            message: typed("System.Management.Automation.ParameterBindingException"),
+            details: [{ code: "Client", message: typed(notFound) }],
+          },
+        },
+        notFound,
+      ],
+      ["error.message when details has none", { error: { message: typed(notFound), details: [] } }, notFound],
+      [
+        "innererror.internalexception.message last",
+        {
+          error: {
+            message: "Error executing cmdlet",
+            innererror: { type: odataLayer, internalexception: { message: typed(notFound) } },
+          },
+        },
+        notFound,
+      ],
+      [
+        "innererror.internalexception.type when nothing carries the string",
+        {
+          error: {
+            message: "Error executing cmdlet",
+            innererror: { type: odataLayer, internalexception: { message: "x", type: notFound } },
+          },
+        },
+        notFound,
+      ],
+    ];
+
+    it.each(bodies)("%s", async (_where, body, type) => {
+      const service = await stubService([{ status: 404, body }]);
+      const error = await failureOf(client(service.url).invoke("Get-Recipient", { Identity: "jo" }, signal));
+      expect(exchangeErrorOf(error)).toMatchObject({ exceptionType: type });
+      expect(error.reason).toBe(reasonCodes.exchangeNotFound);
+      expect(error.message).toBe(`Get-Recipient failed (HTTP 404, ${type})`);
+    });
+
+    it("keeps the OData layer's own type (innererror.type) out of the classification", async () => {
+      const service = await stubService([
+        {
+          status: 400,
+          body: { error: { message: "Error executing cmdlet", innererror: { type: odataLayer } } },
+        },
+      ]);
+      const error = await failureOf(client(service.url).invoke("Set-MailUser", {}, signal));
+      expect(exchangeErrorOf(error)?.exceptionType).toBeUndefined();
+      expect(error.reason).toBe(reasonCodes.exchangeBadRequest);
+    });
+  });
+
   it("passes the service's Retry-After seconds on", async () => {
     const service = await stubService([{ status: 429, body: {}, headers: { "Retry-After": "7" } }]);
     const error = await failureOf(client(service.url).invoke("Get-Mailbox", {}, signal));

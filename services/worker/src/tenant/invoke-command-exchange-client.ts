@@ -1,6 +1,7 @@
 import type { TokenCredential } from "@azure/identity";
 import { MatoolkitError, NonRetriableError, reasonCodes, withDeadline } from "@matoolkit/domain";
 import type { ExchangeClient, ExchangeCommandResult } from "./exchange-client.ts";
+import { azureCloud, defaultAzureCloud, type AzureCloudName } from "./azure-clouds.ts";
 import { exchangeErrorFromResponse } from "./exchange-error-mapping.ts";
 
 export interface InvokeCommandExchangeClientOptions {
@@ -8,10 +9,10 @@ export interface InvokeCommandExchangeClientOptions {
   readonly credential: TokenCredential;
   /** The tenant's id (GUID) or initial domain, as the admin API path and anchor mailbox take it. */
   readonly tenantId: string;
-  /** Defaults to https://outlook.office365.com; the simulated tenant's URL in tests and rehearsals. */
+  /** Where requests go; defaults to the cloud's admin API root (the simulated tenant in tests). */
   readonly baseUrl?: string;
-  /** Token audience; https://outlook.office365.com unless a sovereign cloud needs another. */
-  readonly resource?: string;
+  /** The tenant's cloud (default AzureCloud): the token resource, and the default base URL. */
+  readonly cloud?: AzureCloudName;
   readonly fetch?: typeof fetch;
   /**
    * One request's limit (default 100 s, as the Graph adapter): a connection that hangs becomes a
@@ -32,9 +33,11 @@ const maxPages = 10_000;
 export function createInvokeCommandExchangeClient(
   options: InvokeCommandExchangeClientOptions,
 ): ExchangeClient {
-  const baseUrl = (options.baseUrl ?? "https://outlook.office365.com").replace(/\/+$/, "");
+  const cloud = azureCloud(options.cloud ?? defaultAzureCloud);
+  const baseUrl = (options.baseUrl ?? cloud.exchangeBaseUrl).replace(/\/+$/, "");
   const requestTimeoutMs = options.requestTimeoutMs ?? 100_000;
-  const resource = (options.resource ?? "https://outlook.office365.com").replace(/\/+$/, "");
+  // The cloud's Office 365 Exchange Online resource whatever the base URL (see azure-clouds.ts).
+  const resource = cloud.exchangeResource;
   const doFetch = options.fetch ?? fetch;
   const endpoint = `${baseUrl}/adminapi/beta/${encodeURIComponent(options.tenantId)}/InvokeCommand`;
   const origin = new URL(endpoint).origin;
@@ -100,8 +103,11 @@ export function createInvokeCommandExchangeClient(
     }
     const parsed = await readJson(response);
     if (signal.aborted) throw signal.reason;
-    if (!response.ok)
-      throw exchangeErrorFromResponse(cmdlet, response.status, response.headers.get("retry-after"), parsed);
+    if (!response.ok) {
+      // A body that is not JSON is passed on as text: the concurrency refusal is plain text.
+      const body = parsed === undefined ? textOf(response) : parsed;
+      throw exchangeErrorFromResponse(cmdlet, response.status, response.headers.get("retry-after"), body);
+    }
     if (parsed === undefined || typeof parsed !== "object" || parsed === null) {
       throw new MatoolkitError(
         reasonCodes.exchangeUnavailable,
@@ -150,8 +156,16 @@ function nextLinkOf(
   return url.toString();
 }
 
+/** The body read by readJson, kept for error answers that are not JSON (capped: it is only matched). */
+const bodyTexts = new WeakMap<Response, string>();
+
+function textOf(response: Response): string {
+  return (bodyTexts.get(response) ?? "").slice(0, 2_000);
+}
+
 async function readJson(response: Response): Promise<unknown> {
   const text = await response.text().catch(() => "");
+  bodyTexts.set(response, text);
   if (text === "") return undefined;
   try {
     return JSON.parse(text) as unknown;

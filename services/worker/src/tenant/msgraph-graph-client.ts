@@ -3,6 +3,7 @@ import { Client, GraphError, HTTPMessageHandler, ResponseType } from "@microsoft
 import type { Context, Middleware, MiddlewareOptions } from "@microsoft/microsoft-graph-client";
 import { MatoolkitError, NonRetriableError, reasonCodes, withDeadline } from "@matoolkit/domain";
 import type { GraphClient, GraphRequest } from "./graph-client.ts";
+import { azureCloud, defaultAzureCloud, type AzureCloudName } from "./azure-clouds.ts";
 import { mapGraphError, operationName } from "./graph-error-mapping.ts";
 
 export { graphErrorOf, type GraphErrorInfo } from "./graph-error-mapping.ts";
@@ -10,16 +11,16 @@ export { graphErrorOf, type GraphErrorInfo } from "./graph-error-mapping.ts";
 export interface MsGraphClientOptions {
   /** App-only credential of the target tenant; @azure/identity caches and renews its tokens. */
   readonly credential: TokenCredential;
-  /** Defaults to https://graph.microsoft.com; a national cloud or the simulated tenant otherwise. */
+  /** Where requests go; defaults to the cloud's Graph root (the simulated tenant in tests). */
   readonly baseUrl?: string;
+  /** The tenant's cloud (default AzureCloud): its token scope and `@odata.id` host. */
+  readonly cloud?: AzureCloudName;
   /**
    * One request's limit (default 100 s, the Graph SDKs' own): a connection that hangs becomes a
    * transient `graph.unavailable` instead of holding the job until its timeout.
    */
   readonly requestTimeoutMs?: number;
 }
-
-const defaultBaseUrl = "https://graph.microsoft.com";
 
 /**
  * The GraphClient port on `@microsoft/microsoft-graph-client` v3, with a middleware chain of our
@@ -35,14 +36,18 @@ const defaultBaseUrl = "https://graph.microsoft.com";
  * - Responses are read raw so errors keep their status and headers (Retry-After) whatever the body.
  */
 export function createMsGraphClient(options: MsGraphClientOptions): GraphClient {
-  const baseUrl = (options.baseUrl ?? defaultBaseUrl).replace(/\/+$/, "");
+  const cloud = azureCloud(options.cloud ?? defaultAzureCloud);
+  const baseUrl = (options.baseUrl ?? cloud.graphBaseUrl).replace(/\/+$/, "");
   const origin = new URL(baseUrl).origin;
-  const authentication = new BearerTokenMiddleware(options.credential, origin);
+  // The scope is the cloud's whatever the base URL: a token for graph.microsoft.com is refused by
+  // graph.microsoft.us (https://learn.microsoft.com/graph/sdks/national-clouds, "Permission scopes").
+  const authentication = new BearerTokenMiddleware(options.credential, origin, cloud.graphScope);
   authentication.setNext(new HTTPMessageHandler());
   const client = Client.initWithMiddleware({ baseUrl, middleware: authentication });
   const requestTimeoutMs = options.requestTimeoutMs ?? 100_000;
 
   return {
+    serviceRoot: cloud.graphBaseUrl,
     request<T>(request: GraphRequest, signal: AbortSignal): Promise<T> {
       // One deadline for the whole exchange, answer and body: a peer that accepts the connection
       // and never answers (or stops mid-body) is given up on as transient graph.unavailable.
@@ -173,6 +178,7 @@ class BearerTokenMiddleware implements Middleware {
   constructor(
     private readonly credential: TokenCredential,
     private readonly origin: string,
+    private readonly tokenScope: string,
   ) {}
 
   setNext(next: Middleware): void {
@@ -186,7 +192,7 @@ class BearerTokenMiddleware implements Middleware {
       const scope = context.middlewareControl?.getMiddlewareOptions(RequestScope) as RequestScope | undefined;
       let token: string;
       try {
-        const accessToken = await this.credential.getToken("https://graph.microsoft.com/.default", {
+        const accessToken = await this.credential.getToken(this.tokenScope, {
           abortSignal: scope?.signal,
         });
         if (accessToken === null) throw new Error("The credential returned no token");

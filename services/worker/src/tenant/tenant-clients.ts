@@ -1,5 +1,6 @@
 import { NonRetriableError, reasonCodes } from "@matoolkit/domain";
 import type { ExchangeClient } from "./exchange-client.ts";
+import { azureCloud, defaultAzureCloud } from "./azure-clouds.ts";
 import type { GraphClient } from "./graph-client.ts";
 
 /**
@@ -20,7 +21,7 @@ export function unconfiguredTenantClients(hint: string): TenantClients {
     throw new NonRetriableError(reasonCodes.tenantNotConfigured, `This worker has no target tenant: ${hint}`);
   };
   return {
-    graph: { request: async () => fail() },
+    graph: { serviceRoot: azureCloud(defaultAzureCloud).graphBaseUrl, request: async () => fail() },
     exchange: { invoke: async () => fail() },
   };
 }

@@ -85,6 +85,7 @@ describe("tenantConfigFromEnv", () => {
         mode: "entra",
         tenantId: "fabrikam.onmicrosoft.com",
         clientId: clientGuid.toLowerCase(),
+        cloud: "AzureCloud",
         auth: {
           kind: "key-vault-certificate",
           keyVaultUrl: "https://matoolkit-kv.vault.azure.net",
@@ -223,6 +224,7 @@ describe("tenantConfigFromEnv", () => {
         port: 0,
         throttleRate: 0,
         replicationDelayMs: 0,
+        cloud: "AzureCloud",
       });
       expect(
         tenantConfigFromEnv({
@@ -238,7 +240,34 @@ describe("tenantConfigFromEnv", () => {
         port: 8090,
         throttleRate: 0.25,
         replicationDelayMs: 1500,
+        cloud: "AzureCloud",
       });
+    });
+
+    it("selects a profile and a random seed; the profile's replication delay unless one is set", () => {
+      expect(
+        tenantConfigFromEnv({
+          MATOOLKIT_TENANT: "simulated",
+          MATOOLKIT_SIMULATED_PROFILE: "chaos",
+          MATOOLKIT_SIMULATED_RANDOM_SEED: "42",
+        }),
+      ).toEqual({
+        mode: "simulated",
+        seedPath: undefined,
+        port: 0,
+        throttleRate: 0,
+        replicationDelayMs: undefined,
+        profile: "chaos",
+        randomSeed: 42,
+        cloud: "AzureCloud",
+      });
+      expect(
+        tenantConfigFromEnv({
+          MATOOLKIT_TENANT: "simulated",
+          MATOOLKIT_SIMULATED_PROFILE: "chaos",
+          MATOOLKIT_SIMULATED_REPLICATION_DELAY_MS: "100",
+        }),
+      ).toMatchObject({ profile: "chaos", replicationDelayMs: 100 });
     });
 
     it("connects to a running simulator", () => {
@@ -247,13 +276,15 @@ describe("tenantConfigFromEnv", () => {
           MATOOLKIT_TENANT: "simulated",
           MATOOLKIT_SIMULATED_TENANT_URL: "http://127.0.0.1:8090/",
         }),
-      ).toEqual({ mode: "simulated", url: "http://127.0.0.1:8090" });
+      ).toEqual({ mode: "simulated", url: "http://127.0.0.1:8090", cloud: "AzureCloud" });
     });
 
     it.each([
       ["MATOOLKIT_SIMULATED_THROTTLE_RATE", "1.5"],
       ["MATOOLKIT_SIMULATED_TENANT_PORT", "70000"],
       ["MATOOLKIT_SIMULATED_REPLICATION_DELAY_MS", "-1"],
+      ["MATOOLKIT_SIMULATED_PROFILE", "mayhem"],
+      ["MATOOLKIT_SIMULATED_RANDOM_SEED", "1.5"],
       ["MATOOLKIT_SIMULATED_TENANT_URL", "localhost:8090"],
     ])("fails naming %s when it is %j", (variable, value) => {
       expect(errorOf({ MATOOLKIT_TENANT: "simulated", [variable]: value })).toContain(`${variable}:`);
@@ -269,6 +300,80 @@ describe("tenantConfigFromEnv", () => {
       expect(message).toContain("MATOOLKIT_SIMULATED_THROTTLE_RATE: configures an in-process simulator");
       expect(message).toContain("MATOOLKIT_CLIENT_SECRET: is for MATOOLKIT_TENANT=entra");
       expect(message).not.toContain("s3cr3t");
+    });
+  });
+
+  describe("MATOOLKIT_AZURE_CLOUD", () => {
+    const secretAuth = {
+      ...entra,
+      MATOOLKIT_TENANT_AUTH: "client-secret",
+      MATOOLKIT_CLIENT_SECRET: "s3cr3t",
+    };
+
+    it.each([
+      ["AzureCloud", "AzureCloud"],
+      ["AzureUSGovernment", "AzureUSGovernment"],
+      ["azureusgovernmentdod", "AzureUSGovernmentDoD"],
+      [" AzureChinaCloud ", "AzureChinaCloud"],
+    ])(
+      "entra: %j is the cloud %s, named in the start-up line unless it is the public one",
+      (value, cloud) => {
+        const config = tenantConfigFromEnv({ ...secretAuth, MATOOLKIT_AZURE_CLOUD: value });
+        expect(config).toMatchObject({ mode: "entra", cloud });
+        const suffix = cloud === "AzureCloud" ? "" : ` in ${cloud}`;
+        expect(describeTenantConfig(config)).toBe(
+          `tenant ${tenantGuid} (app ${clientGuid.toLowerCase()}, client-secret)${suffix}`,
+        );
+      },
+    );
+
+    it("a rehearsal against the simulated tenant may name a cloud too", () => {
+      expect(
+        tenantConfigFromEnv({ MATOOLKIT_TENANT: "simulated", MATOOLKIT_AZURE_CLOUD: "AzureUSGovernment" }),
+      ).toMatchObject({ mode: "simulated", cloud: "AzureUSGovernment" });
+    });
+
+    it("a value that is no cloud stops the start, quoting it and naming the allowed ones", () => {
+      expect(errorOf({ ...secretAuth, MATOOLKIT_AZURE_CLOUD: "AzureGermanCloud" })).toBe(
+        'Invalid tenant configuration: MATOOLKIT_AZURE_CLOUD: "AzureGermanCloud" is not a cloud; ' +
+          "use one of AzureCloud, AzureUSGovernment, AzureUSGovernmentDoD, AzureChinaCloud",
+      );
+      expect(errorOf({ MATOOLKIT_TENANT: "simulated", MATOOLKIT_AZURE_CLOUD: "GCCHigh" })).toContain(
+        'MATOOLKIT_AZURE_CLOUD: "GCCHigh" is not a cloud',
+      );
+    });
+
+    it("is refused without a tenant, like every tenant setting", () => {
+      expect(errorOf({ MATOOLKIT_AZURE_CLOUD: "AzureUSGovernment" })).toContain(
+        "MATOOLKIT_AZURE_CLOUD: is set but MATOOLKIT_TENANT is",
+      );
+    });
+
+    it("managed-identity: a workload identity signing in at another cloud's authority is refused", () => {
+      const workload = {
+        ...entra,
+        MATOOLKIT_TENANT_AUTH: "managed-identity",
+        MATOOLKIT_AZURE_CREDENTIAL: "workload-identity",
+        AZURE_CLIENT_ID: "11111111-2222-4333-8444-555566667777",
+        AZURE_TENANT_ID: tenantGuid,
+        AZURE_FEDERATED_TOKEN_FILE: "/var/run/secrets/azure/tokens/azure-identity-token",
+      };
+      expect(
+        errorOf({
+          ...workload,
+          MATOOLKIT_AZURE_CLOUD: "AzureUSGovernment",
+          AZURE_AUTHORITY_HOST: "https://login.microsoftonline.com/",
+        }),
+      ).toContain(
+        "AZURE_AUTHORITY_HOST: is login.microsoftonline.com, but MATOOLKIT_AZURE_CLOUD=AzureUSGovernment signs in at login.microsoftonline.us",
+      );
+      expect(
+        tenantConfigFromEnv({
+          ...workload,
+          MATOOLKIT_AZURE_CLOUD: "AzureUSGovernment",
+          AZURE_AUTHORITY_HOST: "https://login.microsoftonline.us/",
+        }),
+      ).toMatchObject({ cloud: "AzureUSGovernment", auth: { kind: "managed-identity" } });
     });
   });
 

@@ -5,6 +5,13 @@ import {
   parseAzureCredentialPlan,
   type AzureCredentialPlan,
 } from "@matoolkit/platform";
+import {
+  azureCloud,
+  azureCloudNameOf,
+  azureCloudNames,
+  defaultAzureCloud,
+  type AzureCloudName,
+} from "./azure-clouds.ts";
 
 /**
  * A credential value read from the environment (client secret, certificate password). It prints
@@ -61,7 +68,11 @@ export interface EntraTenantConfig {
   /** Application (client) id of the app registration in the target tenant. */
   readonly clientId: string;
   readonly auth: EntraAuthConfig;
+  /** Which Microsoft cloud the tenant lives in: authority, scopes and default endpoints. */
+  readonly cloud: AzureCloudName;
+  /** Overrides the cloud's Graph root (a proxy, the simulated tenant); the cloud's scope stays. */
   readonly graphBaseUrl?: string;
+  /** Overrides the cloud's Exchange Online root; the cloud's token resource stays. */
   readonly exchangeBaseUrl?: string;
 }
 
@@ -70,6 +81,8 @@ export type SimulatedTenantConfig =
       readonly mode: "simulated";
       /** A simulator already running elsewhere (`npm run simulator`). */
       readonly url: string;
+      /** The cloud rehearsed: its scopes and `@odata.id` host; the simulator answers on any URL. */
+      readonly cloud: AzureCloudName;
     }
   | {
       readonly mode: "simulated";
@@ -80,8 +93,20 @@ export type SimulatedTenantConfig =
       readonly port: number;
       /** Share of requests answered 429 with Retry-After, 0..1. */
       readonly throttleRate: number;
-      readonly replicationDelayMs: number;
+      /** Undefined: the profile's (a `chaos` profile sets its own). */
+      readonly replicationDelayMs: number | undefined;
+      /** `chaos`: replica flapping, 404 after create, Exchange concurrency refusals. */
+      readonly profile?: SimulatedTenantProfile;
+      /** Seeds the simulator's random draws, so a chaos run can be reproduced. */
+      readonly randomSeed?: number;
+      /** When invited users accept (simulated-tenant behaviours.ts); unset: `manual`, as the service. */
+      readonly inviteesRedeem?: "manual" | "at-once";
+      readonly cloud: AzureCloudName;
     };
+
+/** The simulator's profiles (libs/simulated-tenant `behaviours.ts`, simulatorProfiles). */
+export const simulatedTenantProfiles = ["default", "chaos"] as const;
+export type SimulatedTenantProfile = (typeof simulatedTenantProfiles)[number];
 
 export type TenantConfig = { readonly mode: "none" } | SimulatedTenantConfig | EntraTenantConfig;
 export type TenantMode = TenantConfig["mode"];
@@ -108,11 +133,15 @@ export const tenantEnvVariables = {
   clientSecret: "MATOOLKIT_CLIENT_SECRET",
   graphBaseUrl: "MATOOLKIT_GRAPH_BASE_URL",
   exchangeBaseUrl: "MATOOLKIT_EXCHANGE_BASE_URL",
+  cloud: "MATOOLKIT_AZURE_CLOUD",
   simulatedUrl: "MATOOLKIT_SIMULATED_TENANT_URL",
   simulatedSeed: "MATOOLKIT_SIMULATED_TENANT_SEED",
   simulatedPort: "MATOOLKIT_SIMULATED_TENANT_PORT",
   simulatedThrottleRate: "MATOOLKIT_SIMULATED_THROTTLE_RATE",
   simulatedReplicationDelayMs: "MATOOLKIT_SIMULATED_REPLICATION_DELAY_MS",
+  simulatedProfile: "MATOOLKIT_SIMULATED_PROFILE",
+  simulatedRandomSeed: "MATOOLKIT_SIMULATED_RANDOM_SEED",
+  simulatedInviteesRedeem: "MATOOLKIT_SIMULATED_INVITEES_REDEEM",
 } as const;
 
 const v = tenantEnvVariables;
@@ -177,14 +206,24 @@ export const simulatedEnvSchemas = {
     [v.simulatedSeed]: optional(nonEmpty),
     [v.simulatedPort]: z.coerce.number().int().min(0).max(65535).default(0),
     [v.simulatedThrottleRate]: z.coerce.number().min(0).max(1).default(0),
-    [v.simulatedReplicationDelayMs]: z.coerce.number().int().min(0).max(600_000).default(0),
+    [v.simulatedReplicationDelayMs]: optional(z.coerce.number().int().min(0).max(600_000)),
+    [v.simulatedProfile]: optional(z.enum(simulatedTenantProfiles)),
+    [v.simulatedInviteesRedeem]: optional(z.enum(["manual", "at-once"])),
+    [v.simulatedRandomSeed]: optional(
+      z.coerce
+        .number()
+        .int()
+        .min(0)
+        .max(2 ** 32 - 1),
+    ),
   }),
 };
 
 export const tenantModeSchema = z.enum(tenantModes).default("none");
 export const entraAuthKindSchema = z.enum(entraAuthKinds);
 
-const entraVariables: readonly Variable[] = [
+/** What configures a real tenant (MATOOLKIT_TENANT=entra); all-in-one's default tenant reads it too. */
+export const entraVariables: readonly Variable[] = [
   v.tenantId,
   v.clientId,
   v.auth,
@@ -197,12 +236,18 @@ const entraVariables: readonly Variable[] = [
   v.graphBaseUrl,
   v.exchangeBaseUrl,
 ];
-const simulatedVariables: readonly Variable[] = [
+/** Read in both modes that reach a tenant, so a rehearsal can use a national cloud's scopes. */
+const cloudVariables: readonly Variable[] = [v.cloud];
+/** What configures a simulated tenant; all-in-one's default tenant reads it too. */
+export const simulatedVariables: readonly Variable[] = [
   v.simulatedUrl,
   v.simulatedSeed,
   v.simulatedPort,
   v.simulatedThrottleRate,
   v.simulatedReplicationDelayMs,
+  v.simulatedProfile,
+  v.simulatedRandomSeed,
+  v.simulatedInviteesRedeem,
 ];
 
 /**
@@ -245,34 +290,44 @@ export function tenantConfigFromEnv(env: Readonly<Record<string, string | undefi
   switch (modeValue) {
     case "none": {
       refuse(
-        [...entraVariables, ...simulatedVariables],
+        [...entraVariables, ...simulatedVariables, ...cloudVariables],
         `is set but ${v.mode} is "none" (set ${v.mode}=entra or simulated, or unset it)`,
       );
       return problems.length > 0 ? fail() : { mode: "none" };
     }
     case "simulated": {
       refuse(entraVariables, `is for ${v.mode}=entra, not simulated`);
+      const cloud = cloudOf(input, problems);
       if (input[v.simulatedUrl] !== undefined) {
         refuse(
           simulatedVariables.filter((name) => name !== v.simulatedUrl),
           `configures an in-process simulator; ${v.simulatedUrl} uses one already running (set that one up instead)`,
         );
         const parsed = parse(simulatedEnvSchemas.running);
-        if (parsed === undefined || problems.length > 0) return fail();
-        return { mode: "simulated", url: parsed[v.simulatedUrl] };
+        if (parsed === undefined || cloud === undefined || problems.length > 0) return fail();
+        return { mode: "simulated", url: parsed[v.simulatedUrl], cloud };
       }
       const parsed = parse(simulatedEnvSchemas.inProcess);
-      if (parsed === undefined || problems.length > 0) return fail();
+      if (parsed === undefined || cloud === undefined || problems.length > 0) return fail();
+      const profile = parsed[v.simulatedProfile];
+      const randomSeed = parsed[v.simulatedRandomSeed];
+      const inviteesRedeem = parsed[v.simulatedInviteesRedeem];
       return {
         mode: "simulated",
         seedPath: parsed[v.simulatedSeed],
         port: parsed[v.simulatedPort],
         throttleRate: parsed[v.simulatedThrottleRate],
-        replicationDelayMs: parsed[v.simulatedReplicationDelayMs],
+        // Unset: 0, unless a profile brings its own.
+        replicationDelayMs: parsed[v.simulatedReplicationDelayMs] ?? (profile === undefined ? 0 : undefined),
+        ...(profile === undefined ? {} : { profile }),
+        ...(randomSeed === undefined ? {} : { randomSeed }),
+        ...(inviteesRedeem === undefined ? {} : { inviteesRedeem }),
+        cloud,
       };
     }
     case "entra": {
       refuse(simulatedVariables, `is for ${v.mode}=simulated, not entra`);
+      const cloud = cloudOf(input, problems);
       const kind = entraAuthKindSchema.safeParse(input[v.auth]);
       if (!kind.success) {
         problems.push(
@@ -281,23 +336,31 @@ export function tenantConfigFromEnv(env: Readonly<Record<string, string | undefi
         return fail();
       }
       const schema = entraAuthEnvSchemas[kind.data];
-      const read = new Set<string>([v.mode, v.auth, ...Object.keys(schema.shape)]);
+      const read = new Set<string>([v.mode, v.auth, v.cloud, ...Object.keys(schema.shape)]);
       refuse(
         entraVariables.filter((name) => !read.has(name)),
         `is not used with ${v.auth}=${kind.data}; unset it`,
       );
       const parsed = parse(schema) as Record<string, string | undefined> | undefined;
-      if (parsed === undefined || problems.length > 0) return fail();
+      if (parsed === undefined || cloud === undefined || problems.length > 0) return fail();
       const identity = hostIdentity(kind.data, parsed, env);
       if (identity !== undefined && "problems" in identity) {
         problems.push(...identity.problems);
         return fail();
+      }
+      if (kind.data === "managed-identity" && identity !== undefined) {
+        const mismatch = authorityMismatch(identity.plan, cloud);
+        if (mismatch !== undefined) {
+          problems.push(mismatch);
+          return fail();
+        }
       }
       return {
         mode: "entra",
         tenantId: parsed[v.tenantId]!,
         clientId: parsed[v.clientId]!.toLowerCase(),
         auth: authConfig(kind.data, parsed, identity?.plan),
+        cloud,
         ...(parsed[v.graphBaseUrl] === undefined ? {} : { graphBaseUrl: parsed[v.graphBaseUrl] }),
         ...(parsed[v.exchangeBaseUrl] === undefined ? {} : { exchangeBaseUrl: parsed[v.exchangeBaseUrl] }),
       };
@@ -307,6 +370,35 @@ export function tenantConfigFromEnv(env: Readonly<Record<string, string | undefi
       throw new Error(`Unknown tenant mode ${String(unreachable)}`);
     }
   }
+}
+
+/**
+ * MATOOLKIT_AZURE_CLOUD (default AzureCloud), matched without regard to case. A value that is no
+ * cloud is quoted back with the allowed names: it is not a secret, and a typo is easiest to see.
+ */
+function cloudOf(input: Partial<Record<Variable, string>>, problems: string[]): AzureCloudName | undefined {
+  const raw = input[v.cloud];
+  if (raw === undefined) return defaultAzureCloud;
+  const name = azureCloudNameOf(raw);
+  if (name === undefined) {
+    problems.push(
+      `${v.cloud}: ${JSON.stringify(raw.slice(0, 60))} is not a cloud; use one of ${azureCloudNames.join(", ")}`,
+    );
+  }
+  return name;
+}
+
+/**
+ * With `managed-identity` auth the worker's own identity is the tenant credential, and a workload
+ * identity signs in at AZURE_AUTHORITY_HOST (set by the AKS webhook): a token from another cloud's
+ * Entra ID would be refused by every call, so the two must agree.
+ */
+function authorityMismatch(plan: AzureCredentialPlan, cloud: AzureCloudName): string | undefined {
+  if (plan.kind !== "workload-identity" || plan.authorityHost === undefined) return undefined;
+  const expected = new URL(azureCloud(cloud).authorityHost).host;
+  const actual = tryUrl(plan.authorityHost)?.host;
+  if (actual === undefined || actual.toLowerCase() === expected) return undefined;
+  return `AZURE_AUTHORITY_HOST: is ${actual}, but ${v.cloud}=${cloud} signs in at ${expected}; set one to match the other`;
 }
 
 /**
@@ -389,18 +481,25 @@ export function describeTenantConfig(config: TenantConfig): string {
     case "none":
       return "no target tenant (diagnostic functions only)";
     case "simulated":
-      return config.url !== undefined
-        ? `simulated tenant at ${config.url}`
-        : "simulated tenant (started in this process)";
+      return (
+        (config.url !== undefined
+          ? `simulated tenant at ${config.url}`
+          : "simulated tenant (started in this process)") + cloudSuffix(config.cloud)
+      );
     case "entra": {
       // Which identity of the worker's own is used, so a developer credential never goes unnoticed.
       const identity =
         "identity" in config.auth ? `, identity ${describeAzureCredential(config.auth.identity)}` : "";
-      return `tenant ${config.tenantId} (app ${config.clientId}, ${config.auth.kind}${identity})`;
+      return `tenant ${config.tenantId} (app ${config.clientId}, ${config.auth.kind}${identity})${cloudSuffix(config.cloud)}`;
     }
     default: {
       const unreachable: never = config;
       throw new Error(`Unknown tenant mode ${JSON.stringify(unreachable)}`);
     }
   }
+}
+
+/** Named only when it is not the public cloud, so the usual line stays as it was. */
+export function cloudSuffix(cloud: AzureCloudName): string {
+  return cloud === defaultAzureCloud ? "" : ` in ${cloud}`;
 }

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startBrowserHarness, type BrowserHarness } from "../../testing/browser-harness.ts";
 import {
   confirmAction,
@@ -20,6 +20,11 @@ beforeAll(async () => {
   harness = await startBrowserHarness();
   await publishPilot(harness);
 }, 120_000);
+
+// The dashboard works under its Content-Security-Policy: no page reported a violation.
+afterEach(async () => {
+  expect(await harness?.takeCspViolations(), "Content-Security-Policy violations").toEqual([]);
+});
 
 afterAll(async () => {
   await harness?.stop();

@@ -10,6 +10,7 @@ import { StatusBadge } from "../../components/status-badge.tsx";
 import { hashQuery, useHash } from "../../router.ts";
 import { AutomationPanel } from "./automation-panel.tsx";
 import { QueryPreviewPanel } from "./query-preview-panel.tsx";
+import { TenantCheckPanel } from "./tenant-check-panel.tsx";
 import { runbookHref, type Runbook, type RunbookWithYaml } from "./runbook-types.ts";
 import "./runbooks.css";
 
@@ -28,6 +29,7 @@ export function RunbookPage(props: { name: string; session: Session }) {
     shownVersion === undefined ? undefined : `/runbooks/${encoded}/versions/${shownVersion}`,
   );
   const isAdmin = hasRoleOrAbove(props.session, "Admin");
+  const isOperator = hasRoleOrAbove(props.session, "Operator");
   const active = versions.data?.find((version) => version.isActive);
   const [downloadError, setDownloadError] = useState<ApiError | undefined>(undefined);
 
@@ -126,6 +128,11 @@ export function RunbookPage(props: { name: string; session: Session }) {
           {isAdmin && active !== undefined && (
             <div class="runbook-wide">
               <QueryPreviewPanel name={props.name} />
+            </div>
+          )}
+          {isOperator && active !== undefined && (
+            <div class="runbook-wide">
+              <TenantCheckPanel name={props.name} />
             </div>
           )}
         </div>

@@ -1,7 +1,7 @@
 import { expect } from "vitest";
 import { MatoolkitError, type ReasonCode } from "@matoolkit/domain";
 import type { TenantFixture } from "../contract/tenant-fixture.ts";
-import { groupPath, userPath } from "./graph-paths.ts";
+import { directoryObjectReference, groupPath, userPath } from "./graph-paths.ts";
 
 /**
  * What the Entra contract suites create through Graph itself (never through the functions under
@@ -84,7 +84,7 @@ export async function addMember(fixture: TenantFixture, groupId: string, userId:
     {
       method: "POST",
       path: groupPath(groupId, "/members/$ref"),
-      body: { "@odata.id": `https://graph.microsoft.com/v1.0/directoryObjects/${userId}` },
+      body: directoryObjectReference(fixture.tenant.graph, userId),
     },
     signal(),
   );

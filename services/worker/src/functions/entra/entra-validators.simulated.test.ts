@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MatoolkitError, reasonCodes } from "@matoolkit/domain";
 import type { TenantSeedInput } from "@matoolkit/simulated-tenant";
 import { startSimulatedFixture, type SimulatedFixture } from "../contract/simulated-fixture.ts";
+import { settledReplicas } from "../contract/settled-replicas.ts";
 import type { GraphClient, GraphRequest } from "../../tenant/graph-client.ts";
 import type { FunctionModule } from "../worker-function.ts";
 import { groupPath, userPath } from "./graph-paths.ts";
@@ -36,7 +37,7 @@ const seed: TenantSeedInput = {
 describe.concurrent("Entra validators right after a write (reads lag writes by 300 ms)", () => {
   let simulated: SimulatedFixture;
   beforeAll(async () => {
-    simulated = await startSimulatedFixture({ seed, replicationDelayMs });
+    simulated = await startSimulatedFixture({ seed, replicationDelayMs, behaviours: settledReplicas });
   });
   afterAll(async () => {
     await simulated.close();
@@ -96,6 +97,7 @@ describe.concurrent("Entra validators right after a write (reads lag writes by 3
     const requests: string[] = [];
     const graph = simulated.fixture.tenant.graph;
     const counting: GraphClient = {
+      serviceRoot: graph.serviceRoot,
       request: <T>(request: GraphRequest, signal: AbortSignal) => {
         requests.push(`${request.method} ${request.path}`);
         return graph.request<T>(request, signal);

@@ -170,8 +170,10 @@ export function entraContract(getFixture: () => TenantFixture, options: EntraFun
 
   it("New-EntraB2BInvitation invites an internal user once; a re-run sends nothing more", async () => {
     const fixture = getFixture();
-    const user = await createUser(fixture);
-    const params = { UserId: user.id, InvitedUserEmailAddress: `${fixture.uniqueName("ext")}@example.com` };
+    const external = `${fixture.uniqueName("ext")}@example.com`;
+    // invite-internal-users.md: mail must be the external address before the invitation.
+    const user = await createUser(fixture, { mail: external });
+    const params = { UserId: user.id, InvitedUserEmailAddress: external };
     expect(await run("New-EntraB2BInvitation", params)).toBe(true);
     const invited = await fixture.eventually(async () => {
       const read = await readUser(fixture, user.id, "id,externalUserState");
@@ -201,24 +203,22 @@ export function entraContract(getFixture: () => TenantFixture, options: EntraFun
     );
   });
 
-  it("Convert-EntraB2BToInternal converts a guest; a re-run on the internal user succeeds", async () => {
+  it("Convert-EntraB2BToInternal refuses a guest whose invitation is still pending, and leaves it external", async () => {
     const fixture = getFixture();
+    // A guest just invited has not redeemed: it does not authenticate externally yet
+    // (convert-external-users-internal.md: only externally authenticated users are eligible).
     const guest = await createGuest(fixture);
     const newUpn = `${fixture.uniqueName("converted")}@${fixture.domain}`;
-    expect(await run("Convert-EntraB2BToInternal", { UserId: guest.id, UserPrincipalName: newUpn })).toBe(
-      true,
-    );
-    const converted = await fixture.eventually(async () => {
-      const read = await readUser(fixture, guest.id, "id,userPrincipalName,externalUserState");
-      return read?.userPrincipalName === newUpn ? read : undefined;
-    }, "the conversion to show");
-    expect(converted.externalUserState ?? null).toBeNull();
-    expect(await run("Convert-EntraB2BToInternal", { UserId: guest.id, UserPrincipalName: newUpn })).toBe(
-      true,
-    );
-    expect(
-      await run("Convert-EntraB2BToInternal", { UserId: guest.userPrincipalName, UserPrincipalName: newUpn }),
-    ).toBe(true);
+    await expectFailure(run("Convert-EntraB2BToInternal", { UserId: guest.id, UserPrincipalName: newUpn }), {
+      reason: reasonCodes.entraInvitationPending,
+      names: "PendingAcceptance",
+      never: [newUpn, guest.userPrincipalName],
+    });
+    const read = await readUser(fixture, guest.id, "id,userPrincipalName,externalUserState");
+    expect(read).toMatchObject({
+      userPrincipalName: guest.userPrincipalName,
+      externalUserState: "PendingAcceptance",
+    });
   });
 
   it("Convert-EntraB2BToInternal fails permanently when the user does not exist", async () => {

@@ -1,11 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MatoolkitError, reasonCodes } from "@matoolkit/domain";
+import { redeemInvitations } from "@matoolkit/simulated-tenant";
 import type { GraphClient } from "../../tenant/graph-client.ts";
 import { invokeWithThrottleRetry } from "../../throttle-retry.ts";
 import { startSimulatedFixture, type SimulatedFixture } from "../contract/simulated-fixture.ts";
+import { settledReplicas } from "../contract/settled-replicas.ts";
 import type { TenantFixture } from "../contract/tenant-fixture.ts";
 import type { FunctionModule } from "../worker-function.ts";
-import { addMember, createGroup, createGuest, createUser, readUser } from "./entra-contract-objects.ts";
+import {
+  addMember,
+  createGroup,
+  createGuest,
+  createUser,
+  expectFailure,
+  readUser,
+} from "./entra-contract-objects.ts";
 import { entraContract } from "./entra.contract.ts";
 import { createEntraFunctions } from "./index.ts";
 
@@ -71,7 +80,7 @@ describe("Entra functions under throttling (the worker's retry loop)", () => {
   });
 
   it("New-EntraB2BInvitation", async () => {
-    const user = await createUser(fixture);
+    const user = await createUser(fixture, { mail: "t@example.com" });
     const params = { UserId: user.id, InvitedUserEmailAddress: "t@example.com" };
     expect(await throttledTwice("New-EntraB2BInvitation", params)).toBe(true);
     expect(
@@ -81,6 +90,7 @@ describe("Entra functions under throttling (the worker's retry loop)", () => {
 
   it("Convert-EntraB2BToInternal", async () => {
     const guest = await createGuest(fixture);
+    redeemInvitations(simulated.simulator.state, guest.id);
     const upn = `${fixture.uniqueName("conv")}@${fixture.domain}`;
     expect(
       await throttledTwice("Convert-EntraB2BToInternal", { UserId: guest.id, UserPrincipalName: upn }),
@@ -112,7 +122,7 @@ describe.concurrent("Entra functions under replication delay (reads lag writes b
   const functions: FunctionModule = createEntraFunctions({ replicationGraceMs: 3_000 });
   const run = (name: string, params: Record<string, unknown>) => functions[name]!(params, fixture.context());
   beforeAll(async () => {
-    simulated = await startSimulatedFixture({ replicationDelayMs: 200 });
+    simulated = await startSimulatedFixture({ replicationDelayMs: 200, behaviours: settledReplicas });
     fixture = simulated.fixture;
   });
   afterAll(async () => {
@@ -166,7 +176,7 @@ describe.concurrent("Entra functions under replication delay (reads lag writes b
   });
 
   it("New-EntraB2BInvitation twice back to back sends one invitation email", async () => {
-    const user = await createUser(fixture);
+    const user = await createUser(fixture, { mail: "once@example.com" });
     const params = {
       UserId: user.id,
       InvitedUserEmailAddress: "once@example.com",
@@ -186,9 +196,10 @@ describe.concurrent("Entra functions under replication delay (reads lag writes b
   });
 
   it("New-EntraB2BInvitation whose answer was lost is not sent again on the retry", async () => {
-    const user = await createUser(fixture);
+    const user = await createUser(fixture, { mail: "lost@example.com" });
     // Graph accepted the invitation, but the answer never arrived (connection reset).
     const lossy: GraphClient = {
+      serviceRoot: fixture.tenant.graph.serviceRoot,
       request: async (request, signal) => {
         const answer = await fixture.tenant.graph.request(request, signal);
         if (request.path === "/invitations") throw new MatoolkitError(reasonCodes.graphUnavailable, "reset");
@@ -212,6 +223,7 @@ describe.concurrent("Entra functions under replication delay (reads lag writes b
 
   it("Convert-EntraB2BToInternal twice back to back converts once", async () => {
     const guest = await createGuest(fixture);
+    redeemInvitations(state(), guest.id);
     const upn = `${fixture.uniqueName("conv")}@${fixture.domain}`;
     expect(await run("Convert-EntraB2BToInternal", { UserId: guest.id, UserPrincipalName: upn })).toBe(true);
     expect(await run("Convert-EntraB2BToInternal", { UserId: guest.id, UserPrincipalName: upn })).toBe(true);
@@ -221,8 +233,8 @@ describe.concurrent("Entra functions under replication delay (reads lag writes b
     expect(conversions.filter((c) => c.detail.includes(upn))).toHaveLength(1);
   });
 
-  it("Convert-EntraB2BToInternal right after the invitation converts, though reads still show an internal user", async () => {
-    const user = await createUser(fixture);
+  it("Convert-EntraB2BToInternal right after the invitation refuses: it is pending, though reads still show an internal user", async () => {
+    const user = await createUser(fixture, { mail: "someone@contoso.example" });
     const upn = `${fixture.uniqueName("invited")}@${fixture.domain}`;
     expect(
       await run("New-EntraB2BInvitation", {
@@ -232,11 +244,14 @@ describe.concurrent("Entra functions under replication delay (reads lag writes b
     ).toBe(true);
     // The invitation has not replicated: a read shows the user as internal, as it was before.
     expect(simulated.simulator.state.users.get(user.id)?.externalUserState).toBeNull();
-    expect(await run("Convert-EntraB2BToInternal", { UserId: user.id, UserPrincipalName: upn })).toBe(true);
+    await expectFailure(run("Convert-EntraB2BToInternal", { UserId: user.id, UserPrincipalName: upn }), {
+      reason: reasonCodes.entraInvitationPending,
+      never: [upn, "someone@contoso.example"],
+    });
     expect(state().users.get(user.id, "primary")).toMatchObject({
-      userPrincipalName: upn,
-      externalUserState: null,
-      userType: "Member",
+      userPrincipalName: user.userPrincipalName,
+      externalUserState: "PendingAcceptance",
+      externalUserConvertedOn: null,
     });
   });
 
@@ -260,7 +275,7 @@ describe("Set-EntraUserUPN rolled back right after the rename (reads lag writes 
   const functions: FunctionModule = createEntraFunctions({ replicationGraceMs: 3_000 });
   const run = (name: string, params: Record<string, unknown>) => functions[name]!(params, fixture.context());
   beforeAll(async () => {
-    simulated = await startSimulatedFixture({ replicationDelayMs: 300 });
+    simulated = await startSimulatedFixture({ replicationDelayMs: 300, behaviours: settledReplicas });
     fixture = simulated.fixture;
   });
   afterAll(async () => {
@@ -290,5 +305,86 @@ describe("Set-EntraUserUPN rolled back right after the rename (reads lag writes 
       await run("Set-EntraUserUPN", { UserId: staging.id, NewUserPrincipalName: staging.userPrincipalName }),
     ).toBe(true);
     expect(simulated.simulator.state.changes()).toEqual(changes);
+  });
+});
+
+describe("B2B prerequisites (invite-internal-users.md, convert-external-users-internal.md)", () => {
+  let simulated: SimulatedFixture;
+  let fixture: TenantFixture;
+  const functions: FunctionModule = createEntraFunctions({ replicationGraceMs: 300 });
+  const run = (name: string, params: Record<string, unknown>) => functions[name]!(params, fixture.context());
+  beforeAll(async () => {
+    simulated = await startSimulatedFixture();
+    fixture = simulated.fixture;
+  });
+  afterAll(async () => {
+    await simulated.close();
+  });
+  const invitationsOf = (userId: string) =>
+    simulated.simulator.state.invitations.list("primary").filter((i) => i.invitedUserId === userId);
+
+  it("New-EntraB2BInvitation refuses a user whose mail is not the external address, without calling Graph", async () => {
+    const user = await createUser(fixture, { mail: `${fixture.uniqueName("m")}@${fixture.domain}` });
+    await expectFailure(
+      run("New-EntraB2BInvitation", { UserId: user.id, InvitedUserEmailAddress: "adele@contoso.example" }),
+      { reason: reasonCodes.entraInvitationMailMismatch, names: "mail", never: ["adele@contoso.example"] },
+    );
+    expect(invitationsOf(user.id)).toEqual([]);
+    expect(simulated.simulator.state.changes().filter((c) => c.operation.includes("invitations"))).toEqual(
+      [],
+    );
+  });
+
+  it("New-EntraB2BInvitation refuses a user synced with onPremisesUserPrincipalName, without calling Graph", async () => {
+    const user = await createUser(fixture, { mail: "lee@contoso.example" });
+    const state = simulated.simulator.state;
+    // Entra Connect Sync's default rule writes it; Graph cannot (it is read-only there).
+    state.users.put({
+      ...state.users.get(user.id, "primary")!,
+      onPremisesSyncEnabled: true,
+      onPremisesUserPrincipalName: "lee@corp.contoso.example",
+    });
+    await expectFailure(
+      run("New-EntraB2BInvitation", { UserId: user.id, InvitedUserEmailAddress: "lee@contoso.example" }),
+      {
+        reason: reasonCodes.entraInvitationSyncedUser,
+        names: "onPremisesUserPrincipalName",
+        never: ["corp.contoso"],
+      },
+    );
+    expect(invitationsOf(user.id)).toEqual([]);
+  });
+
+  it("Convert-EntraB2BToInternal converts a redeemed guest, stamped externalUserConvertedOn; re-runs by id or new UPN send nothing", async () => {
+    const guest = await createGuest(fixture);
+    expect(redeemInvitations(simulated.simulator.state, guest.id)).toBe(1);
+    const newUpn = `${fixture.uniqueName("converted")}@${fixture.domain}`;
+    expect(await run("Convert-EntraB2BToInternal", { UserId: guest.id, UserPrincipalName: newUpn })).toBe(
+      true,
+    );
+    expect(simulated.simulator.state.users.get(guest.id, "primary")).toMatchObject({
+      userPrincipalName: newUpn,
+      externalUserState: null,
+      externalUserConvertedOn: expect.any(String),
+    });
+    const conversions = () =>
+      simulated.simulator.state.changes().filter((c) => c.operation.includes("convertExternalToInternal"));
+    expect(conversions()).toHaveLength(1);
+    expect(await run("Convert-EntraB2BToInternal", { UserId: guest.id, UserPrincipalName: newUpn })).toBe(
+      true,
+    );
+    expect(
+      await run("Convert-EntraB2BToInternal", { UserId: guest.userPrincipalName, UserPrincipalName: newUpn }),
+    ).toBe(true);
+    expect(conversions()).toHaveLength(1);
+  });
+
+  it("Convert-EntraB2BToInternal refuses an internal user that was never external, instead of calling it converted", async () => {
+    const user = await createUser(fixture);
+    await expectFailure(run("Convert-EntraB2BToInternal", { UserId: user.id }), {
+      reason: reasonCodes.entraNotExternallyAuthenticated,
+      never: [user.userPrincipalName],
+    });
+    expect(simulated.simulator.state.users.get(user.id, "primary")!.externalUserConvertedOn).toBeNull();
   });
 });

@@ -4,12 +4,19 @@ import { parseFunctionParams } from "../parse-function-params.ts";
 import type { WorkerFunction } from "../worker-function.ts";
 import type { EntraSettings } from "./entra-options.ts";
 import { flag, text, userReference } from "./entra-params.ts";
+import {
+  assertInvitable,
+  hasExternalMail,
+  invitationPrerequisiteProperties,
+  isSyncedWithOnPremisesUpn,
+} from "./b2b-prerequisites.ts";
 import { externalUserProperties, isExternalUser } from "./external-user.ts";
-import { findUser, resolveUser } from "./resolve-directory-object.ts";
+import { findUser, resolveUser, type GraphUser } from "./resolve-directory-object.ts";
 import type { RecentInvitations } from "./recent-invitations.ts";
-import { untilFound } from "./replication-grace.ts";
+import { untilFound, untilHolds } from "./replication-grace.ts";
 
 const name = "New-EntraB2BInvitation";
+const select = [...externalUserProperties, ...invitationPrerequisiteProperties];
 const params = z.object({
   UserId: userReference,
   InvitedUserEmailAddress: text.regex(/^[^@\s]+@[^@\s]+\.[^@\s]+$/, "expected an email address"),
@@ -25,23 +32,24 @@ const params = z.object({
  * Never a second invitation: a user already invited or already external (externalUserState set,
  * or a federated identity) → true with no call; an invitation this process sent recently, before
  * reads show it, counts too (see recent-invitations.ts).
+ * Before inviting, the documented prerequisites (b2b-prerequisites.ts): a user synced with
+ * onPremisesUserPrincipalName → entra.invitation_synced_user; `mail` not the invited address →
+ * entra.invitation_mail_mismatch (after re-reading for the replication grace: mail may have been
+ * set by the step before). Both permanent, and Graph is not called.
  */
 export function newEntraB2BInvitation(settings: EntraSettings, recent: RecentInvitations): WorkerFunction {
   return async (raw, context) => {
     const p = parseFunctionParams(name, params, raw);
     const named = { functionName: name, parameter: "UserId" };
-    const user = await resolveUser(context, settings, named, p.UserId, externalUserProperties);
-    if (isExternalUser(user) || recent.get(user.id) === "sent") return true;
+    const read = await resolveUser(context, settings, named, p.UserId, select);
+    if (isExternalUser(read) || recent.get(read.id) === "sent") return true;
+    const user = await prerequisitesRead(read);
+    assertInvitable(name, user, p.InvitedUserEmailAddress);
     if (recent.get(user.id) === "unknown") {
       // The last attempt got no answer: if it did reach Graph, the user turns external.
       const invited = await untilFound(
         async () => {
-          const current = await findUser(
-            context.tenant.graph,
-            user.id,
-            externalUserProperties,
-            context.signal,
-          );
+          const current = await findUser(context.tenant.graph, user.id, select, context.signal);
           return current !== undefined && isExternalUser(current) ? true : undefined;
         },
         settings.replicationGraceMs,
@@ -74,5 +82,20 @@ export function newEntraB2BInvitation(settings: EntraSettings, recent: RecentInv
     }
     recent.set(user.id, "sent");
     return true;
+
+    /** A mismatch may be a stale read of a mail set moments ago: re-read for the grace first. */
+    async function prerequisitesRead(first: GraphUser): Promise<GraphUser> {
+      const holds = (user: GraphUser | undefined) =>
+        user !== undefined &&
+        (isSyncedWithOnPremisesUpn(user) || hasExternalMail(user, p.InvitedUserEmailAddress));
+      if (holds(first)) return first;
+      const latest = await untilHolds(
+        () => findUser(context.tenant.graph, first.id, select, context.signal),
+        holds,
+        settings.replicationGraceMs,
+        context.signal,
+      );
+      return latest ?? first;
+    }
   };
 }

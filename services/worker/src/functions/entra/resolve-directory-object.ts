@@ -31,11 +31,17 @@ export async function findUser(
   idOrUpn: string,
   select: readonly string[],
   signal: AbortSignal,
+  version: "v1.0" | "beta" = "v1.0",
 ): Promise<GraphUser | undefined> {
   const properties = [...new Set(["id", "userPrincipalName", ...select])].join(",");
   try {
     return await graph.request<GraphUser>(
-      { method: "GET", path: userPath(idOrUpn), query: { $select: properties } },
+      {
+        method: "GET",
+        ...(version === "beta" ? { version } : {}),
+        path: userPath(idOrUpn),
+        query: { $select: properties },
+      },
       signal,
     );
   } catch (error) {

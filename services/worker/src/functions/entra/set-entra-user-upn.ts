@@ -8,6 +8,7 @@ import { userPrincipalName, userReference } from "./entra-params.ts";
 import { isObjectId, userPath } from "./graph-paths.ts";
 import { findUser, notFound, type GraphUser } from "./resolve-directory-object.ts";
 import { untilFound } from "./replication-grace.ts";
+import { writeThroughReplicationLag } from "./replica-writes.ts";
 
 const name = "Set-EntraUserUPN";
 const params = z.object({ UserId: userReference, NewUserPrincipalName: userPrincipalName });
@@ -47,16 +48,24 @@ export function setEntraUserUpn(settings: EntraSettings): WorkerFunction {
 
     // No read-based "is the new UPN taken?" check: a read may still show a user who gave the UPN up
     // a moment ago. Graph's write path decides, and answers ObjectConflict when it is taken.
-    try {
-      await graph.request(
-        { method: "PATCH", path: userPath(user.id), body: { userPrincipalName: NewUserPrincipalName } },
-        context.signal,
-      );
-    } catch (error) {
-      if (graphErrorOf(error)?.details.some((detail) => detail.code === "ObjectConflict"))
-        throw takenByAnother();
-      throw error;
-    }
+    // Read a moment ago, so a 404 on the write is replication lag (replica-writes.ts).
+    await writeThroughReplicationLag(
+      name,
+      async () => {
+        try {
+          await graph.request(
+            { method: "PATCH", path: userPath(user.id), body: { userPrincipalName: NewUserPrincipalName } },
+            context.signal,
+          );
+        } catch (error) {
+          if (graphErrorOf(error)?.details.some((detail) => detail.code === "ObjectConflict"))
+            throw takenByAnother();
+          throw error;
+        }
+      },
+      settings.replicationGraceMs,
+      context.signal,
+    );
     return true;
   };
 }

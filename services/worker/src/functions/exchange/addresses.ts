@@ -49,12 +49,6 @@ export function hasAddress(addresses: readonly string[], wanted: string): boolea
   });
 }
 
-/** The primary SMTP address among EmailAddresses, lower-cased; undefined when none is marked. */
-export function primaryOf(addresses: readonly string[]): string | undefined {
-  const primary = addresses.find((address) => parseProxyAddress(address).prefix === "SMTP");
-  return primary === undefined ? undefined : addressKey(primary);
-}
-
 /** An SMTP address parameter, accepted with or without `smtp:`, validated loosely. */
 export function isSmtpAddress(value: string): boolean {
   const { prefix, address } = parseProxyAddress(value);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MatoolkitError, reasonCodes } from "@matoolkit/domain";
 import type { TenantSeedInput } from "@matoolkit/simulated-tenant";
 import { startSimulatedFixture, type SimulatedFixture } from "../contract/simulated-fixture.ts";
+import { settledReplicas } from "../contract/settled-replicas.ts";
 import type { ExchangeClient } from "../../tenant/exchange-client.ts";
 import type { FunctionModule } from "../worker-function.ts";
 import { createExchangeFunctions } from "./index.ts";
@@ -46,7 +47,7 @@ const seed: TenantSeedInput = {
 describe.concurrent("Exchange validators right after a write (reads lag writes by 300 ms)", () => {
   let simulated: SimulatedFixture;
   beforeAll(async () => {
-    simulated = await startSimulatedFixture({ seed, replicationDelayMs });
+    simulated = await startSimulatedFixture({ seed, replicationDelayMs, behaviours: settledReplicas });
   });
   afterAll(async () => {
     await simulated.close();

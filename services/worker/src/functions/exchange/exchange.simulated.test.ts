@@ -4,6 +4,7 @@ import type { TenantSeedInput } from "@matoolkit/simulated-tenant";
 import { executeJob } from "../../execute-job.ts";
 import { invokeWithThrottleRetry } from "../../throttle-retry.ts";
 import { startSimulatedFixture, type SimulatedFixture } from "../contract/simulated-fixture.ts";
+import { settledReplicas } from "../contract/settled-replicas.ts";
 import { createFunctionRegistry } from "../function-registry.ts";
 import type { WorkerFunction } from "../worker-function.ts";
 import { exchangeContract } from "./exchange.contract.ts";
@@ -65,14 +66,17 @@ describe("Exchange standard functions: simulated-only behaviour", () => {
   });
   const fn = (name: string): WorkerFunction => functions[name]!;
 
-  it("sets a mailbox's primary by turning its address policy off in the same call, the old primary kept", async () => {
+  it("sets the primary of a mailbox whose read shows the address policy on, without the on-premises-only EmailAddressPolicyEnabled, the old primary kept", async () => {
     simulated = await startSimulatedFixture({ seed });
     const { fixture, simulator } = simulated;
+    expect(simulator.state.findRecipient("megan")!.EmailAddressPolicyEnabled).toBe(true);
     expect(await fn("Set-ExchangePrimaryEmail")(calls[1]![1], fixture.context())).toBe(true);
     expect(simulator.state.findRecipient("megan")).toMatchObject({
       EmailAddresses: ["SMTP:megan.b@fabrikam.example", "smtp:megan@fabrikam.example"],
-      EmailAddressPolicyEnabled: false,
     });
+    expect(simulator.state.changes().map((change) => change.detail)).toEqual([
+      expect.not.stringContaining("EmailAddressPolicyEnabled"),
+    ]);
     const changes = simulator.state.changes();
     expect(await fn("Set-ExchangePrimaryEmail")(calls[1]![1], fixture.context())).toBe(true);
     expect(simulator.state.changes()).toEqual(changes);
@@ -80,7 +84,11 @@ describe("Exchange standard functions: simulated-only behaviour", () => {
 
   it("refuses the mail-user-only functions on a mailbox, naming its type", async () => {
     simulated = await startSimulatedFixture({ seed });
-    for (const name of ["Set-ExchangeExternalAddress", "Set-ExchangeMailUserGuids"]) {
+    // A cross-tenant move needs a MailUser that never had a mailbox: its own reason code.
+    for (const [name, reason] of [
+      ["Set-ExchangeExternalAddress", reasonCodes.exchangeBadRequest],
+      ["Set-ExchangeMailUserGuids", reasonCodes.exchangeTargetHadMailbox],
+    ] as const) {
       const params = {
         Identity: "megan",
         ExternalEmailAddress: "m@contoso.example",
@@ -88,7 +96,7 @@ describe("Exchange standard functions: simulated-only behaviour", () => {
       };
       const error = await fn(name)(params, simulated.fixture.context()).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(NonRetriableError);
-      expect((error as NonRetriableError).reason).toBe(reasonCodes.exchangeBadRequest);
+      expect((error as NonRetriableError).reason).toBe(reason);
       expect((error as Error).message).toContain("UserMailbox, not a MailUser");
     }
     expect(simulated.simulator.state.changes()).toEqual([]);
@@ -157,7 +165,7 @@ describe("Exchange standard functions: simulated-only behaviour", () => {
   it.each(calls)(
     "%s run twice back to back during replication delay succeeds and writes once",
     async (name, params) => {
-      simulated = await startSimulatedFixture({ seed, replicationDelayMs: 300 });
+      simulated = await startSimulatedFixture({ seed, replicationDelayMs: 300, behaviours: settledReplicas });
       const { fixture, simulator } = simulated;
       const first = await fn(name)(params, fixture.context());
       const second = await fn(name)(params, fixture.context());
@@ -192,7 +200,11 @@ describe("Exchange standard functions: simulated-only behaviour", () => {
       rollback: Record<string, unknown>,
       stillShown: (recipient: ReturnType<typeof replica>) => boolean,
     ): Promise<void> {
-      simulated = await startSimulatedFixture({ seed: rollbackSeed, replicationDelayMs: 300 });
+      simulated = await startSimulatedFixture({
+        seed: rollbackSeed,
+        replicationDelayMs: 300,
+        behaviours: settledReplicas,
+      });
       const { fixture } = simulated;
       expect(await fn(name)(change, fixture.context())).toBe(true);
       expect(stillShown(replica(String(change.Identity)))).toBe(true);
@@ -213,7 +225,6 @@ describe("Exchange standard functions: simulated-only behaviour", () => {
       expect(primary("megan")).toMatchObject({
         PrimarySmtpAddress: "megan@fabrikam.example",
         EmailAddresses: ["SMTP:megan@fabrikam.example", "smtp:megan.b@fabrikam.example"],
-        EmailAddressPolicyEnabled: false,
       });
     });
 
@@ -242,6 +253,7 @@ describe("Exchange standard functions: simulated-only behaviour", () => {
       simulated = await startSimulatedFixture({
         seed: { recipients: [{ ...rollbackSeed.recipients![1]!, EmailAddresses: [x500] }] },
         replicationDelayMs: 300,
+        behaviours: settledReplicas,
       });
       const { fixture } = simulated;
       await fixture.tenant.exchange.invoke(
@@ -264,7 +276,7 @@ describe("Exchange standard functions: simulated-only behaviour", () => {
   });
 
   it("writes to a mail user created a moment ago, before its creation has replicated", async () => {
-    simulated = await startSimulatedFixture({ replicationDelayMs: 300 });
+    simulated = await startSimulatedFixture({ replicationDelayMs: 300, behaviours: settledReplicas });
     const { fixture, simulator } = simulated;
     const signal = new AbortController().signal;
     const patient = createExchangeFunctions({ lookupPatience: { attempts: 10, delayMs: 50 } });
@@ -278,5 +290,118 @@ describe("Exchange standard functions: simulated-only behaviour", () => {
     expect(simulator.state.findRecipient("fresh", "primary")!.EmailAddresses).toContain(
       "smtp:fresh.alias@fabrikam.example",
     );
+  });
+});
+
+describe("Set-ExchangeMailUserGuids: cross-tenant move prerequisites (cross-tenant-mailbox-migration.md)", () => {
+  let simulated: SimulatedFixture | undefined;
+  afterEach(async () => {
+    await simulated?.close();
+    simulated = undefined;
+  });
+  const run = (params: Record<string, unknown>) =>
+    functions["Set-ExchangeMailUserGuids"]!(params, simulated!.fixture.context());
+  const legacyDn =
+    "/o=ExchangeLabs/ou=Exchange Administrative Group (FYDIBOHF23SPDLT)/cn=Recipients/cn=adele";
+  const oldDn = "/o=Contoso/ou=First Administrative Group/cn=Recipients/cn=adele.vance";
+  const otherDn = "/o=Contoso Legacy/cn=Recipients/cn=avance";
+  const targetUser = { userPrincipalName: "adele@fabrikam.example", displayName: "Adele" };
+  const target = {
+    Name: "adele",
+    RecipientTypeDetails: "MailUser" as const,
+    PrimarySmtpAddress: "adele@fabrikam.example",
+    EmailAddresses: ["smtp:adele.v@fabrikam.example"],
+    ExternalDirectoryObjectId: "adele@fabrikam.example",
+  };
+
+  it("stamps x500:LegacyExchangeDN and every X500 address of the source once, keeping the target's addresses", async () => {
+    simulated = await startSimulatedFixture({ seed: { users: [targetUser], recipients: [target] } });
+    const params = {
+      Identity: "adele",
+      ExchangeGuid: exchangeGuid,
+      ArchiveGuid: "00000000-0000-0000-0000-000000000000",
+      LegacyExchangeDN: legacyDn,
+      // As a CSV cell: ';'-separated, one repeated in another case, one repeating the legacy DN.
+      X500Addresses: `X500:${oldDn}; x500:${otherDn};x500:${oldDn.toUpperCase()};X500:${legacyDn}`,
+    };
+    expect(await run(params)).toBe(true);
+    const adele = simulated.simulator.state.findRecipient("adele", "primary")!;
+    expect(adele.EmailAddresses).toEqual([
+      "SMTP:adele@fabrikam.example",
+      "smtp:adele.v@fabrikam.example",
+      `X500:${legacyDn}`,
+      `X500:${oldDn}`,
+      `X500:${otherDn}`,
+    ]);
+    // No archive on the source: the zero ArchiveGuid is not sent.
+    expect(adele).toMatchObject({
+      ExchangeGuid: exchangeGuid,
+      ArchiveGuid: "00000000-0000-0000-0000-000000000000",
+    });
+    expect(simulated.simulator.state.changes()).toHaveLength(1);
+    expect(await run(params)).toBe(true);
+    expect(simulated.simulator.state.changes()).toHaveLength(1);
+  });
+
+  it("refuses X500Addresses that are not X500 addresses, naming the parameter", async () => {
+    simulated = await startSimulatedFixture({ seed: { users: [targetUser], recipients: [target] } });
+    const error = await run({
+      Identity: "adele",
+      ExchangeGuid: exchangeGuid,
+      X500Addresses: "adele@contoso.example",
+    }).catch((caught: unknown) => caught);
+    expect((error as NonRetriableError).reason).toBe(reasonCodes.workerInvalidParameters);
+    expect((error as Error).message).toContain("X500Addresses");
+    expect((error as Error).message).not.toContain("adele@contoso.example");
+  });
+
+  it("refuses a mail user that had a mailbox before (Get-User PreviousRecipientTypeDetails)", async () => {
+    simulated = await startSimulatedFixture({
+      seed: { users: [targetUser], recipients: [{ ...target, PreviousRecipientTypeDetails: "UserMailbox" }] },
+    });
+    const error = await run({ Identity: "adele", ExchangeGuid: exchangeGuid }).catch(
+      (caught: unknown) => caught,
+    );
+    expect((error as NonRetriableError).reason).toBe(reasonCodes.exchangeTargetHadMailbox);
+    expect((error as Error).message).toContain("PermanentlyClearPreviousMailboxInfo");
+    expect(simulated.simulator.state.changes()).toEqual([]);
+  });
+
+  it("refuses a target licensed for Exchange before the GUIDs: still a MailUser (provisioning window) or already a mailbox", async () => {
+    const licensed = { ...targetUser, assignedPlans: [{ service: "exchange" }] };
+    for (const exchangeLicenseProvisionsMailbox of [false, true]) {
+      simulated = await startSimulatedFixture({
+        seed: { users: [licensed], recipients: [target] },
+        prerequisites: { exchangeLicenseProvisionsMailbox },
+      });
+      const error = await run({ Identity: "adele", ExchangeGuid: exchangeGuid }).catch(
+        (caught: unknown) => caught,
+      );
+      expect((error as NonRetriableError).reason).toBe(reasonCodes.exchangeLicensedBeforeGuids);
+      expect(simulated.simulator.state.changes()).toEqual([]);
+      await simulated.close();
+      simulated = undefined;
+    }
+  });
+
+  it("accepts a license assigned after the GUIDs: a re-run on the stamped, licensed mail user succeeds", async () => {
+    simulated = await startSimulatedFixture({ seed: { users: [targetUser], recipients: [target] } });
+    expect(await run({ Identity: "adele", ExchangeGuid: exchangeGuid })).toBe(true);
+    const state = simulated.simulator.state;
+    const user = state.users
+      .list("primary")
+      .find((u) => u.userPrincipalName === targetUser.userPrincipalName)!;
+    state.users.put({
+      ...user,
+      assignedPlans: [
+        {
+          service: "exchange",
+          capabilityStatus: "Enabled",
+          servicePlanId: "efb87545-963c-4e0d-99df-69c6916d9eb0",
+          assignedDateTime: state.isoNow(),
+        },
+      ],
+    });
+    expect(await run({ Identity: "adele", ExchangeGuid: exchangeGuid })).toBe(true);
   });
 });

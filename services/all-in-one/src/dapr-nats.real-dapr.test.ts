@@ -1,0 +1,24 @@
+import { automatedLifecycleScenarios } from "./automated-lifecycle.scenarios.ts";
+import { batchWorkflowScenarios } from "./batch-workflow.scenarios.ts";
+import { manualBatchScenarios } from "./manual-batch.scenarios.ts";
+import { realDaprProfile } from "./real-dapr-profile.ts";
+import { standardLibraryScenarios } from "./standard-library.scenarios.ts";
+
+/**
+ * The shared end-to-end scenarios on REAL daprd, placement and scheduler
+ * (MATOOLKIT_DAPR_VERSION, default the newest pinned) with components/nats: the machine's NATS
+ * JetStream (one stream per topic, created for this file and deleted after) and PostgreSQL v2
+ * state (a database of its own), the Jobs API on the real Dapr Scheduler, the batch workflow on
+ * Dapr Workflow.
+ */
+const profile = realDaprProfile({
+  version: process.env.MATOOLKIT_DAPR_VERSION ?? "newest",
+  processEnv: process.env,
+  components: "nats",
+  env: { MATOOLKIT_RUNTIME: "dapr" },
+});
+
+manualBatchScenarios(profile);
+batchWorkflowScenarios(profile);
+automatedLifecycleScenarios(profile);
+standardLibraryScenarios(profile);
