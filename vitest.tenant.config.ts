@@ -2,8 +2,8 @@ import { defineConfig } from "vitest/config";
 
 /**
  * `npm run test:tenant`: the standard library's contract suites against a REAL tenant, with the
- * worker's credentials from the environment (see README, "Running the contract suite against a
- * real tenant"). Never part of `npm test`: it needs a tenant and it writes to it.
+ * worker's credentials from the environment (see docs/worker-and-tenant.md, "Contract suite
+ * against a real tenant"). Never part of `npm test`: it needs a tenant and it writes to it.
  */
 export default defineConfig({
   test: {

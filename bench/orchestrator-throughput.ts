@@ -15,6 +15,7 @@
 //             side-by-side table of the figures (bench/dapr-vs-embedded.ts).
 // BENCH_KEEP_LOGS=<dir>: copy the Dapr daemons' logs (and the workflow SDK's console) there.
 // BENCH_DAPR_CONFIG=<file>: an experiment, daprd's Configuration instead of dapr/config.yaml.
+// BENCH_SQL_BREAKDOWN=1: also print the statements behind SQL/step, most frequent first (stderr).
 // It creates its own database on the server, runs the orchestrator, the workflow host, a worker
 // with a no-op function and the outbox relay in this process, prints figures, and stops and
 // removes everything it started (daemons, their data, the database), also on failure or a signal.
@@ -495,6 +496,10 @@ async function measureBatch() {
     Math.max(0, (dueAt.getTime() - (Date.now() - (performance.now() - started))) / 1000);
   const executions = members * stepsPerMember;
   const statements = sql.count();
+  // BENCH_SQL_BREAKDOWN=1: which statements make up SQL/step (to explain a change in it).
+  if (env.BENCH_SQL_BREAKDOWN === "1")
+    for (const { statement, count } of sql.byStatement().slice(0, 30))
+      console.error(`${(count / (members * stepsPerMember)).toFixed(3)}/step  ${statement}`);
   const sidecarCalls = sidecar?.count() ?? Number.NaN;
   const sidecarKinds = (sidecar?.byKind() ?? []).map(({ kind, calls }) => ({
     kind,

@@ -5,19 +5,40 @@ import pg from "pg";
  * included) by wrapping pg's Client#query. pg_stat_statements would need a server restart with
  * shared_preload_libraries, which a benchmark should not ask for.
  */
-export function installSqlCounter(): { count(): number; reset(): void } {
+export function installSqlCounter(): {
+  count(): number;
+  reset(): void;
+  /** Statements by their text (whitespace folded, first 160 characters), most frequent first. */
+  byStatement(): Array<{ statement: string; count: number }>;
+} {
   let statements = 0;
+  const byText = new Map<string, number>();
   const original = pg.Client.prototype.query;
   pg.Client.prototype.query = function countedQuery(this: pg.Client, ...args: unknown[]) {
     statements += 1;
+    const text = statementText(args[0]);
+    byText.set(text, (byText.get(text) ?? 0) + 1);
     return (original as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof original;
   return {
     count: () => statements,
     reset: () => {
       statements = 0;
+      byText.clear();
     },
+    byStatement: () =>
+      [...byText].map(([statement, count]) => ({ statement, count })).sort((a, b) => b.count - a.count),
   };
+}
+
+function statementText(query: unknown): string {
+  const text =
+    typeof query === "string"
+      ? query
+      : typeof (query as { text?: unknown } | null)?.text === "string"
+        ? (query as { text: string }).text
+        : "(other)";
+  return text.replace(/\s+/g, " ").trim().slice(0, 160);
 }
 
 export function percentile(values: readonly number[], p: number): number {

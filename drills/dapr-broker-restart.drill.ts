@@ -35,7 +35,7 @@ export const description =
  * room, for what daprd read but could not acknowledge. RabbitMQ hands unacknowledged messages
  * back as soon as their channel closes, so it needs no such wait.
  */
-const DEADLINE_SECONDS: Record<DrillBroker, number> = { redis: 480, rabbitmq: 180 };
+const DEADLINE_SECONDS: Partial<Record<DrillBroker, number>> = { redis: 480, rabbitmq: 180 };
 
 export async function run(context: DrillContext): Promise<DrillOutcome> {
   // A drill is an entry point (`npm run drill`): it reads its settings here.
@@ -69,7 +69,7 @@ export async function run(context: DrillContext): Promise<DrillOutcome> {
       );
       await stack.restartBroker(downMs);
       const back = Date.now();
-      const status = await waitForBatchEnd(api, batchId, back + DEADLINE_SECONDS[broker] * 1000);
+      const status = await waitForBatchEnd(api, batchId, back + DEADLINE_SECONDS[broker]! * 1000);
       const took = (Date.now() - back) / 1000;
       const tally = await tallyBatch(api, batchId, total, work);
       tallies.push(tally);

@@ -22,6 +22,7 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { z } from "zod";
 import { platformConfigFromEnv } from "../../libs/platform/src/platform-config.ts";
+import { secretKeySourceFromEnv } from "../../libs/platform/src/secrets/secrets-config.ts";
 import { deadLetterTopicOf } from "../../libs/runtime/src/dapr/subscription-announcement.ts";
 import {
   notificationsSubscription,
@@ -42,6 +43,7 @@ import { tenantConfigFromEnv } from "../../services/worker/src/tenant/tenant-con
 import { workerConfigFromEnv } from "../../services/worker/src/worker-config.ts";
 import {
   azureYamlProblems,
+  bicep,
   bicepComponents,
   componentFiles,
   componentProblems,
@@ -180,6 +182,7 @@ const samples: Record<string, string> = {
   MATOOLKIT_TENANT_ID: "44444444-4444-4444-8444-444444444444",
   MATOOLKIT_CLIENT_ID: "55555555-5555-4555-8555-555555555555",
   MATOOLKIT_KEY_VAULT_URL: "https://kv-dev-abc.vault.azure.net/",
+  MATOOLKIT_SECRETS_KEYVAULT_URL: "https://kvs-dev-abcde.vault.azure.net/",
   MATOOLKIT_KEY_VAULT_CERTIFICATE_NAME: "matoolkit-worker",
   MATOOLKIT_MANAGED_IDENTITY_CLIENT_ID: "66666666-6666-4666-8666-666666666666",
   MATOOLKIT_WORKER_ID: workerId,
@@ -190,6 +193,9 @@ const platformEnv = {
   IDENTITY_HEADER: "sample",
   DAPR_HTTP_PORT: "3500",
   DAPR_GRPC_PORT: "50001",
+  // Random per app and revision, injected into the app's container when Dapr is enabled
+  // (learn.microsoft.com/azure/container-apps/dapr-authentication-token).
+  APP_API_TOKEN: "sample-app-token",
 };
 
 function runtimeEnv(entries: readonly EnvEntry[]): Record<string, string> {
@@ -209,10 +215,12 @@ function parseServiceConfig(service: string, env: Record<string, string>): void 
       platformConfigFromEnv(env, { usesSql: needs["admin-api"].sql });
       adminApiConfigFromEnv(env);
       authConfigFromEnv(env);
+      secretKeySourceFromEnv(env, "/data");
       return;
     case "orchestrator":
       platformConfigFromEnv(env, { usesSql: needs.orchestrator.sql });
       orchestratorConfigFromEnv(env);
+      secretKeySourceFromEnv(env, "/data");
       return;
     case "scheduler":
       platformConfigFromEnv(env, { usesSql: needs.scheduler.sql });
@@ -415,8 +423,11 @@ describe("identities and role assignments", () => {
     const workerSubscription = expectedTopology().subscriptions.find((s) => s.consumer === "worker")!;
     const acr = "AcrPull on the registry";
     const appRole = "PostgreSQL role matoolkit_app (application tables)";
+    // The webhook secrets key (compose.ts: keyVaultAccessFromEnv): the admin API creates and reads
+    // it (mayCreate), the orchestrator only reads it.
+    const secretsKey = (role: string) => `Key Vault ${role} on vault secretsKeyVault`;
     return new Map([
-      ["admin-api", [...outbox.map(sender), acr, appRole]],
+      ["admin-api", [...outbox.map(sender), acr, appRole, secretsKey("Secrets Officer")]],
       ["scheduler", [...outbox.map(sender), acr, appRole]],
       [
         "orchestrator",
@@ -426,6 +437,7 @@ describe("identities and role assignments", () => {
           ...orchestratorSubscriptions.map(receiver),
           acr,
           appRole,
+          secretsKey("Secrets User"),
         ],
       ],
       [
@@ -435,7 +447,7 @@ describe("identities and role assignments", () => {
           sender(deadLetterTopicOf(topics.workerJobs)),
           receiver(workerSubscription),
           acr,
-          "Key Vault Secrets User on the vault",
+          "Key Vault Secrets User on vault keyVault",
         ],
       ],
       ["scaler", [`Azure Service Bus Data Owner on ${topics.workerJobs}`]],
@@ -465,6 +477,30 @@ describe("identities and role assignments", () => {
   it("gives each identity exactly the access its service uses (the worker: no PostgreSQL)", () => {
     expect(sorted(identityAccess(disk, workerId))).toEqual(sorted(expectedAccess()));
     expect(needs.worker.sql).toBe(false);
+  });
+
+  it("fails when the orchestrator may write the secrets key, or the admin API may read the worker's certificate", () => {
+    const orchestratorWrites = withEdit("deploy/aca/modules/foundation.bicep", (t) =>
+      t.replace(
+        "secretOfficerPrincipalIds: [principalIdOf['admin-api']]",
+        "secretOfficerPrincipalIds: [principalIdOf['admin-api'], principalIdOf.orchestrator]",
+      ),
+    );
+    expect(identityAccess(orchestratorWrites, workerId).get("orchestrator")).toContain(
+      "Key Vault Secrets Officer on vault secretsKeyVault",
+    );
+    const adminReadsCertificate = withEdit("deploy/aca/modules/foundation.bicep", (t) =>
+      t.replace(
+        "secretReaderPrincipalIds: [principalIdOf.worker]",
+        "secretReaderPrincipalIds: [principalIdOf.worker, principalIdOf['admin-api']]",
+      ),
+    );
+    expect(identityAccess(adminReadsCertificate, workerId).get("admin-api")).toContain(
+      "Key Vault Secrets User on vault keyVault",
+    );
+    for (const broken of [orchestratorWrites, adminReadsCertificate]) {
+      expect(sorted(identityAccess(broken, workerId))).not.toEqual(sorted(expectedAccess()));
+    }
   });
 
   it("fails when an identity gets more than its service uses", () => {
@@ -605,6 +641,56 @@ describe("container apps against the code", () => {
     expect(() => parseServiceConfig("worker", runtimeEnv(worker.env))).toThrow(
       /MATOOLKIT_KEY_VAULT_CERTIFICATE_NAME/,
     );
+  });
+});
+
+describe("the webhook secrets key on Container Apps", () => {
+  /** Per service: where its secrets key comes from (the code's own parser), and the vault URL's Bicep. */
+  function keySources(sources: Sources) {
+    const apps = bicep(sources, "deploy/aca/modules/apps.bicep");
+    return new Map(
+      containerApps(sources, bicepParams).map((app) => [
+        app.serviceName,
+        {
+          source: secretKeySourceFromEnv(runtimeEnv(app.env), "/data"),
+          vault: /secretsKeyEnv\(([^)]*)\)/.exec(apps.vars.get(`${app.symbol}Env`) ?? "")?.[1],
+        },
+      ]),
+    );
+  }
+
+  it("gives the admin API and the orchestrator one Key Vault secret, in the vault whose roles they hold", () => {
+    const byService = keySources(disk);
+    for (const service of ["admin-api", "orchestrator"]) {
+      expect(byService.get(service)?.source, service).toMatchObject({
+        kind: "key-vault",
+        secretName: "matoolkit-secrets-key",
+      });
+      expect(byService.get(service)?.vault, service).toBe("foundation.secretsKeyVaultUri");
+    }
+    // The scheduler and the worker never seal or open a webhook secret.
+    expect(byService.get("scheduler")?.vault).toBeUndefined();
+    expect(byService.get("worker")?.vault).toBeUndefined();
+    const foundation = disk.read("deploy/aca/modules/foundation.bicep");
+    expect(foundation).toMatch(/^output secretsKeyVaultUri string = secretsKeyVault\.outputs\.uri$/m);
+    const vault = disk.read("deploy/aca/modules/key-vault.bicep");
+    expect(vault).toMatch(/enableRbacAuthorization: true/);
+    expect(vault).toMatch(/enableSoftDelete: true/);
+    expect(vault).toMatch(/enablePurgeProtection: true/);
+  });
+
+  it("fails when a service lacks the vault (it would make a key of its own), or the template makes the key", () => {
+    const noVault = withEdit("deploy/aca/modules/apps.bicep", (t) =>
+      t.replace(
+        "  sqlEnv(names.orchestrator, clientIds.orchestrator, databaseUrl),\n  secretsKeyEnv(foundation.secretsKeyVaultUri)\n",
+        "  sqlEnv(names.orchestrator, clientIds.orchestrator, databaseUrl)\n",
+      ),
+    );
+    expect(keySources(noVault).get("orchestrator")?.source.kind).toBe("data-dir");
+    const generated = withEdit("deploy/aca/main.bicep", (t) => `${t}\nparam secretsKey string = newGuid()\n`);
+    expect(secretProblems(generated)).toEqual([
+      "deploy/aca/main.bicep: generates a value at deployment (newGuid), which each deployment would replace",
+    ]);
   });
 });
 

@@ -108,6 +108,8 @@ output AZURE_CONTAINER_REGISTRY_ENDPOINT string = foundation.outputs.registryLog
 output AZURE_CONTAINER_REGISTRY_NAME string = foundation.outputs.registryName
 output AZURE_CONTAINER_APPS_ENVIRONMENT_NAME string = apps.outputs.environmentName
 output AZURE_KEY_VAULT_NAME string = foundation.outputs.keyVaultName
+// The vault of the webhook secrets key (deploy/README.md: rotation is a new version there).
+output AZURE_SECRETS_KEY_VAULT_NAME string = foundation.outputs.secretsKeyVaultName
 output AZURE_SERVICE_BUS_NAMESPACE string = foundation.outputs.serviceBusName
 output AZURE_POSTGRES_SERVER string = foundation.outputs.postgresFqdn
 output ADMIN_API_APP_NAME string = apps.outputs.adminApiName

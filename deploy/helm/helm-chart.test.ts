@@ -130,6 +130,7 @@ function render(valuesFile: string | undefined, extra: readonly string[] = []): 
 const kubernetesKinds: Record<string, { validate(object: unknown): void }> = {
   "v1/ServiceAccount": { validate: (o) => new coreV1.ServiceAccount(o as never).validate() },
   "v1/Service": { validate: (o) => new coreV1.Service(o as never).validate() },
+  "v1/Secret": { validate: (o) => new coreV1.Secret(o as never).validate() },
   "apps/v1/Deployment": { validate: (o) => new appsV1.Deployment(o as never).validate() },
   "batch/v1/Job": { validate: (o) => new batchV1.Job(o as never).validate() },
   "policy/v1/PodDisruptionBudget": {
@@ -277,6 +278,8 @@ function runtimeEnv(pod: Pod, serviceAccount: K8sObject | undefined): Record<str
     if (variable.value !== undefined) env[variable.name] = variable.value;
     else if (variable.name === "DATABASE_URL")
       env[variable.name] = "postgres://matoolkit:sample@db:5432/matoolkit";
+    else if (variable.name === "MATOOLKIT_SECRETS_KEY")
+      env[variable.name] = Buffer.alloc(32, 7).toString("base64");
     else env[variable.name] = "sample-secret";
   }
   if (pod.annotations["dapr.io/enabled"] === "true") {
@@ -444,6 +447,54 @@ describe.each(ciFiles)("chart rendered with ci/%s", (valuesFile) => {
     }
   });
 
+  it("authenticates each sidecar and its app both ways with Secrets the chart creates (dapr.io/api-token-secret)", () => {
+    const secrets = new Map(
+      ofKind("Secret").map((secret) => [
+        secret.metadata.name,
+        (secret as unknown as { data: Record<string, string> }).data,
+      ]),
+    );
+    for (const deployment of ofKind("Deployment")) {
+      const pod = podOf(deployment);
+      const secretOf = (variable: string) =>
+        pod.container.env.find((entry) => entry.name === variable)?.valueFrom?.secretKeyRef;
+      for (const [annotation, variable] of [
+        ["dapr.io/api-token-secret", "DAPR_API_TOKEN"],
+        ["dapr.io/app-token-secret", "APP_API_TOKEN"],
+      ] as const) {
+        const name = pod.annotations[annotation];
+        expect(name, `${deployment.metadata.name} ${annotation}`).toBeTruthy();
+        // The injector gives daprd the Secret's key "token"; the app reads the same one.
+        expect(secretOf(variable)).toEqual({ name, key: "token" });
+        const token = Buffer.from(secrets.get(name!)?.token ?? "", "base64").toString();
+        expect(token, `${name} holds a random token`).toMatch(/^[A-Za-z0-9]{48}$/);
+      }
+    }
+    expect(secrets.get("matoolkit-dapr-api-token")?.token).not.toBe(
+      secrets.get("matoolkit-app-api-token")?.token,
+    );
+  });
+
+  it("gives the admin API and the orchestrator one secrets key (webhook secrets sealed by one, opened by the other)", () => {
+    const secret = byName("Secret", "matoolkit-secrets-key") as unknown as {
+      data: { key: string };
+      metadata: { annotations: Record<string, string> };
+    };
+    // Secret data is base64 of what the app reads: base64 of 32 bytes (secret-key-source.ts).
+    const key = Buffer.from(Buffer.from(secret.data.key, "base64").toString(), "base64");
+    expect(key).toHaveLength(32);
+    expect(secret.metadata.annotations["helm.sh/resource-policy"]).toBe("keep");
+    const keyRefs = ofKind("Deployment").flatMap((deployment) => {
+      const variable = podOf(deployment).container.env.find(
+        (entry) => entry.name === "MATOOLKIT_SECRETS_KEY",
+      );
+      return variable === undefined ? [] : [[podOf(deployment).container.args[0], variable.valueFrom]];
+    });
+    expect(keyRefs.map(([service]) => service).sort()).toEqual(["admin-api", "orchestrator"]);
+    for (const [, ref] of keyRefs)
+      expect(ref).toEqual({ secretKeyRef: { name: "matoolkit-secrets-key", key: "key" } });
+  });
+
   it("sets only variables the code reads, and everything each service requires", () => {
     for (const workload of [...ofKind("Deployment"), ...ofKind("Job")]) {
       const pod = podOf(workload);
@@ -603,5 +654,26 @@ describe("default values", () => {
     expect(podOf(orchestrator).labels["azure.workload.identity/use"]).toBe("true");
     const minimal = parseAllDocuments(readFileSync(join(chartDir, "ci", "minimal-values.yaml"), "utf8"));
     expect(minimal).toHaveLength(1);
+  });
+
+  it("uses the operator's own token Secrets when named, and creates none then", () => {
+    const objects = render("minimal-values.yaml", [
+      "--set",
+      "dapr.apiTokens.daprApiTokenSecret=kv-dapr-token",
+      "--set",
+      "dapr.apiTokens.appApiTokenSecret=kv-app-token",
+    ]);
+    expect(objects.filter((o) => o.kind === "Secret").map((o) => o.metadata.name)).toEqual([
+      "matoolkit-secrets-key",
+    ]);
+    for (const deployment of objects.filter((o) => o.kind === "Deployment")) {
+      const pod = podOf(deployment);
+      expect(pod.annotations["dapr.io/api-token-secret"]).toBe("kv-dapr-token");
+      expect(pod.annotations["dapr.io/app-token-secret"]).toBe("kv-app-token");
+      expect(pod.container.env).toContainEqual({
+        name: "APP_API_TOKEN",
+        valueFrom: { secretKeyRef: { name: "kv-app-token", key: "token" } },
+      });
+    }
   });
 });

@@ -9,7 +9,12 @@ import {
   type DrillApi,
   type DrillWork,
 } from "./dapr-batch.ts";
-import { openDaprDrillStack, type DaprDrillStack, type DrillBroker } from "./dapr-stack.ts";
+import {
+  drillBrokerProfiles,
+  openDaprDrillStack,
+  type DaprDrillStack,
+  type DrillBroker,
+} from "./dapr-stack.ts";
 import { freePort } from "./outage-readiness.ts";
 import { startSystem, type SystemProcess } from "./system-process.ts";
 
@@ -70,7 +75,7 @@ export async function openDaprDrillSession(options: {
   const stack = await openDaprDrillStack({ broker: options.broker, dir, env: settings.env });
   options.log(
     `work dir ${dir} (system.log, daprd/daprd-N.log, control-plane/); daprd ${stack.version}, ` +
-      `${options.broker === "redis" ? "components/local (own Redis, appendonly)" : "components/rabbitmq (own vhost, PostgreSQL state)"}`,
+      drillBrokerProfiles[options.broker].runsOn,
   );
   const port = await freePort();
   const env: Record<string, string> = {

@@ -60,6 +60,8 @@ export async function openDrillSidecar(options: {
     "--dapr-http-port", String(httpPort),
     "--dapr-grpc-port", String(grpcPort),
     "--dapr-internal-grpc-port", String(internalGrpcPort),
+    // Loopback only: by default daprd serves its internal API on every interface.
+    "--dapr-internal-grpc-listen-address", "127.0.0.1",
     "--metrics-port", String(metricsPort),
     "--enable-metrics=false",
     "--log-level", "info",

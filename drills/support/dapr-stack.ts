@@ -4,7 +4,9 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import pg from "pg";
+import { topics } from "@matoolkit/domain";
 import {
+  createNatsStreams,
   createRabbitMqVhost,
   freePort,
   renderDaprResources,
@@ -20,8 +22,20 @@ import { openDrillSidecar, type DrillSidecar } from "./dapr-sidecar.ts";
 
 const run = promisify(execFile);
 
-/** components/local (Redis Streams + Redis state) or components/rabbitmq (+ PostgreSQL v2 state). */
-export type DrillBroker = "redis" | "rabbitmq";
+/**
+ * components/local (Redis Streams + Redis state), components/rabbitmq or components/nats (both
+ * with PostgreSQL v2 state).
+ */
+export type DrillBroker = "redis" | "rabbitmq" | "nats";
+
+/** The component folder each broker's drill loads, and what it runs on, for the drills' output. */
+export const drillBrokerProfiles: Record<DrillBroker, { folder: string; runsOn: string }> = {
+  redis: { folder: "local", runsOn: "components/local (own Redis, appendonly)" },
+  rabbitmq: { folder: "rabbitmq", runsOn: "components/rabbitmq (own vhost, PostgreSQL state)" },
+  nats: { folder: "nats", runsOn: "components/nats (own JetStream streams, PostgreSQL state)" },
+};
+
+export const isDrillBroker = (name: string): name is DrillBroker => Object.hasOwn(drillBrokerProfiles, name);
 
 /**
  * Everything around the app of a Dapr drill, all real: placement and scheduler, the broker, a
@@ -38,7 +52,10 @@ export interface DaprDrillStack {
   readonly databaseUrl: string;
   /** For the app: MATOOLKIT_RUNTIME=dapr, DAPR_HTTP_ENDPOINT, DAPR_GRPC_PORT, app port, DATABASE_URL. */
   readonly appEnv: Readonly<Record<string, string>>;
-  /** Broker down for `downMs`, then back (Redis: SIGTERM, appendonly file kept; RabbitMQ: stop_app/start_app). */
+  /**
+   * Broker down for `downMs`, then back (Redis: SIGTERM, appendonly file kept; RabbitMQ:
+   * stop_app/start_app). NATS: refused (the machine's nats-server is a system service).
+   */
   restartBroker(downMs: number): Promise<void>;
   /** What close(true) leaves behind, to name in the drill's output. */
   kept(): string[];
@@ -76,22 +93,30 @@ export async function openDaprDrillStack(options: {
       closers.push(() => redis!.stop());
       const address = `${redis.host}:${redis.port}`;
       overrides = { "matoolkit-pubsub": { redisHost: address }, "matoolkit-state": { redisHost: address } };
-    } else {
+    } else if (options.broker === "rabbitmq") {
       const vhost = await createRabbitMqVhost({});
       vhostName = vhost.name;
       closers.push(() => (keepData ? Promise.resolve() : vhost.delete()));
-      const url = new URL(database.url);
       overrides = {
         "matoolkit-pubsub": { connectionString: vhost.url },
-        "matoolkit-state": {
-          connectionString: `host=${url.hostname} port=${url.port || "5432"} user=${decodeURIComponent(url.username || "postgres")} database=${url.pathname.slice(1)} connect_timeout=10`,
-        },
+        "matoolkit-state": { connectionString: postgresStateConnection(database.url) },
+      };
+    } else {
+      // One stream per topic and its dead-letter twin, named for this run, as components/README.md
+      // asks an operator to create them; the shipped ackWait (5 minutes) is kept.
+      const streams = await createNatsStreams({
+        topics: Object.values(topics).flatMap((topic) => [topic, `${topic}-deadletter`]),
+      });
+      closers.push(() => streams.delete());
+      overrides = {
+        "matoolkit-pubsub": { natsURL: streams.url },
+        "matoolkit-state": { connectionString: postgresStateConnection(database.url) },
       };
     }
     const resourcesDir = path.join(dir, "resources");
     renderDaprResources({
       sourceDirs: [
-        path.join(repoRoot, "components", options.broker === "redis" ? "local" : "rabbitmq"),
+        path.join(repoRoot, "components", drillBrokerProfiles[options.broker].folder),
         path.join(repoRoot, "dapr", "resources"),
       ],
       targetDir: resourcesDir,
@@ -129,8 +154,10 @@ export async function openDaprDrillStack(options: {
           await redis.stop();
           await sleep(downMs);
           await redis.restart();
-        } else {
+        } else if (options.broker === "rabbitmq") {
           await rabbitMqOutage(downMs);
+        } else {
+          throw new Error(`restartBroker: not drilled on ${options.broker}`);
         }
       },
       kept: () => [
@@ -146,6 +173,12 @@ export async function openDaprDrillStack(options: {
     await close();
     throw error;
   }
+}
+
+/** state.postgresql v2's connection string for the drill's own database. */
+function postgresStateConnection(databaseUrl: string): string {
+  const url = new URL(databaseUrl);
+  return `host=${url.hostname} port=${url.port || "5432"} user=${decodeURIComponent(url.username || "postgres")} database=${url.pathname.slice(1)} connect_timeout=10`;
 }
 
 /**

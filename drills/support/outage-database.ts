@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
+import { embeddedPostgresUrl } from "@matoolkit/db";
 
 /** The database the drill's system uses, and how to make it unavailable. */
 export interface DrillDatabase {
@@ -25,7 +26,10 @@ export function embeddedDrillDatabase(dataDir: string, port: number): DrillDatab
   return {
     kind: "embedded",
     env: { MATOOLKIT_EMBEDDED_PG_PORT: String(port) },
-    url: `postgres://postgres:matoolkit-embedded@127.0.0.1:${port}/matoolkit`,
+    // Read when the drill needs it: the system writes the password file when it first starts.
+    get url() {
+      return embeddedPostgresUrl(path.join(dataDir, "postgres"), port, "matoolkit");
+    },
     async outage(ms) {
       const until = Date.now() + ms;
       while (Date.now() < until) {

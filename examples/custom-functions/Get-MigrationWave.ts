@@ -1,4 +1,4 @@
-// An example custom function (see README, "Custom functions"): copy this directory, point
+// An example custom function (see docs/worker-and-tenant.md, "Custom functions"): copy this directory, point
 // MATOOLKIT_FUNCTIONS_DIR at it, and call `Get-MigrationWave` from a runbook step like any
 // standard function. Its `data` can feed later steps through output_params.
 import { z } from "zod";

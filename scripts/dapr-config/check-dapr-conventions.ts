@@ -28,8 +28,10 @@ import {
   daprConfigFile,
   daprSubscriptions,
   declarativeSubscriptionsFolder,
+  refusedProfiles,
   sharedResourcesFolder,
 } from "./dapr-conventions.ts";
+import { checkJetStreamConsumers } from "./check-jetstream-consumers.ts";
 import { commandArguments, flagValue, isDaprdCommand, parseDaprdFlags } from "./daprd-command.ts";
 import type { DaprDocument } from "./load-dapr-files.ts";
 import { formatYamlPath, type Problem } from "./validate-dapr-files.ts";
@@ -58,11 +60,13 @@ export function checkDaprConventions(
     );
   };
   checkComponentProfiles(documents, report);
+  checkRefusedProfiles(documents, context, report);
   checkRunTemplate(documents, context, report);
   checkCompose(documents, context, report);
   checkDeclarativeSubscriptions(documents, report);
   checkResiliency(documents, report);
   checkComposeConfiguration(documents, report);
+  problems.push(...checkJetStreamConsumers(documents));
   return problems;
 }
 
@@ -124,7 +128,25 @@ function checkComponentProfiles(documents: readonly DaprDocument[], report: Repo
   }
 }
 
+/** A refused profile ships its reason (REFUSED.md) and no file daprd could load. */
+function checkRefusedProfiles(
+  documents: readonly DaprDocument[],
+  context: ConventionContext,
+  report: Report,
+): void {
+  for (const [profile, reason] of Object.entries(refusedProfiles)) {
+    const folder = `components/${profile}`;
+    if (!context.pathExists(`${folder}/REFUSED.md`)) {
+      report(folder, [], `is a refused profile and needs ${folder}/REFUSED.md saying why (${reason})`);
+    }
+    const files = new Set(documents.filter(({ file }) => isInside(file, folder)).map(({ file }) => file));
+    for (const file of files) report(file, [], `${folder} is refused, ship no Dapr file there: ${reason}`);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
+
+const loopbackAddresses = new Set(["127.0.0.1", "[::1]", "::1", "localhost"]);
 
 function checkRunTemplate(
   documents: readonly DaprDocument[],
@@ -206,6 +228,18 @@ function checkRunTemplate(
       }
       if (!context.pathExists(path)) report(document, resourcesAt, `${path} does not exist`);
     }
+    // daprd serves its API on every interface unless told otherwise (pkg/runtime/config.go).
+    const listen = app.apiListenAddresses ?? data.common?.apiListenAddresses;
+    if (
+      listen === undefined ||
+      !listen.split(",").every((address) => loopbackAddresses.has(address.trim()))
+    ) {
+      report(
+        document,
+        app.apiListenAddresses === undefined ? ["common"] : at("apiListenAddresses"),
+        `${app.appID} must serve the Dapr API on loopback only (apiListenAddresses: "127.0.0.1")`,
+      );
+    }
     const config = app.configFilePath
       ? repoPath(app.configFilePath, app.appDirPath)
       : data.common?.configFilePath && repoPath(data.common.configFilePath);
@@ -279,6 +313,8 @@ function checkCompose(documents: readonly DaprDocument[], context: ConventionCon
       "app-port": convention.appPort,
       "dapr-http-port": convention.daprHttpPort,
       "dapr-grpc-port": convention.daprGrpcPort,
+      // daprd serves its API on every interface by default; the app reaches it on loopback.
+      "dapr-listen-addresses": "127.0.0.1",
     };
     for (const [flag, value] of Object.entries(expectedFlags)) {
       if (flagValue(sidecar.flags, flag) !== String(value)) {
@@ -304,13 +340,20 @@ function checkCompose(documents: readonly DaprDocument[], context: ConventionCon
     const expectedEnv = {
       MATOOLKIT_RUNTIME: "dapr",
       MATOOLKIT_DAPR_APP_PORT: String(convention.appPort),
-      MATOOLKIT_DAPR_APP_HOST: "0.0.0.0",
+      MATOOLKIT_DAPR_APP_HOST: "127.0.0.1",
       DAPR_HTTP_PORT: String(convention.daprHttpPort),
       DAPR_GRPC_PORT: String(convention.daprGrpcPort),
       ...convention.env,
     };
     for (const [name, value] of Object.entries(expectedEnv)) {
       if (env[name] !== value) report(document, appAt("environment"), `${appName} needs ${name}=${value}`);
+    }
+    // Token authentication both ways: the pair must hold the same non-empty tokens.
+    const sidecarEnv = environmentOf(sidecar.service);
+    for (const name of ["DAPR_API_TOKEN", "APP_API_TOKEN"]) {
+      if (!env[name] || env[name] !== sidecarEnv[name]) {
+        report(document, sidecarAt("environment"), `${sidecar.name} and ${appName} need the same ${name}`);
+      }
     }
     // The deployment contract: on Dapr the worker has no SQL access, so no DATABASE_URL either.
     if (convention.usesSql && !env.DATABASE_URL)

@@ -67,12 +67,14 @@ export const requiredMetadataByComponentType: Readonly<
   "state.aws.dynamodb": ["table"],
   "pubsub.kafka": ["brokers", "authType"],
   "pubsub.rabbitmq": [["connectionString", "hostname"]],
+  "pubsub.jetstream": ["natsURL"],
   "state.postgresql": ["connectionString"],
   "state.azure.cosmosdb": ["url", "database", "collection"],
 };
 
 /** Metadata whose value is a credential: it must come from a secret store, not the file. */
-const credentialName = /(password|secret|secretkey|accesskey|sessiontoken|masterkey|token|clientkey)$/i;
+const credentialName =
+  /(password|secret|secretkey|accesskey|sessiontoken|masterkey|token|clientkey|client_key|seedkey|jwt)$/i;
 /** Credentials embedded in a connection string or URI. */
 const embeddedCredential = [
   /password=[^\s;]+/i,

@@ -58,7 +58,7 @@ spec:
 `;
 
 describe("the repository's Dapr files", () => {
-  it("cover the five profiles, the configuration, resiliency, subscriptions, dapr.yaml and Compose", () => {
+  it("cover the six profiles, the configuration, resiliency, subscriptions, dapr.yaml and Compose", () => {
     const files = new Set(documents.map((document) => document.file));
     const expected = [
       ...componentProfiles.flatMap((profile) => [
@@ -362,6 +362,41 @@ describe("the cross-file checks reject files that drift from the conventions", (
     ]);
   });
 
+  it("dapr.yaml serving the sidecars' API on every interface", async () => {
+    const edited = await withEditedFile("dapr.yaml", (text) =>
+      text.replace('  apiListenAddresses: "127.0.0.1"\n', ""),
+    );
+    const problems = checkDaprConventions(edited, context).map(formatProblem);
+    expect(problems).toHaveLength(daprApps.length);
+    expect(problems[0]).toMatch(
+      /^dapr\.yaml:\d+ common: matoolkit-orchestrator must serve the Dapr API on loopback only/,
+    );
+  });
+
+  it("a Compose sidecar whose API listens on every interface, without the tokens of its app", async () => {
+    const edited = await withEditedFile("docker-compose.yml", (text) =>
+      text
+        .replace("  environment: *dapr-tokens\n", "")
+        .replace(
+          / {6}# The Dapr API on loopback only[^\n]*\n {6}- --dapr-listen-addresses\n {6}- 127.0.0.1\n/,
+          "",
+        ),
+    );
+    const problems = checkDaprConventions(edited, context).map(formatProblem);
+    expect(problems).toContainEqual(
+      expect.stringMatching(
+        /^docker-compose\.yml:\d+ services\.orchestrator-dapr\.command: orchestrator-dapr must run --dapr-listen-addresses 127\.0\.0\.1$/,
+      ),
+    );
+    for (const app of daprApps) {
+      for (const token of ["DAPR_API_TOKEN", "APP_API_TOKEN"]) {
+        expect(problems).toContainEqual(
+          expect.stringMatching(new RegExp(`${app.service}-dapr and ${app.service} need the same ${token}$`)),
+        );
+      }
+    }
+  });
+
   it("a Compose sidecar on the wrong app port and an app without its port variable", async () => {
     const edited = await withEditedFile("docker-compose.yml", (text) =>
       text
@@ -388,6 +423,43 @@ describe("the cross-file checks reject files that drift from the conventions", (
     const convention = daprSubscriptions.find((subscription) => subscription.topic === "worker-results");
     expect(checkDaprConventions(edited, context).map(formatProblem)).toEqual([
       `dapr/subscriptions/worker-results.yaml:11 spec.routes: must be ${JSON.stringify(convention?.routes)} (the programmatic routes)`,
+    ]);
+  });
+
+  it("a JetStream profile with one stream for all topics, a fixed durable name, a max deliver and parallel deliveries", async () => {
+    const edited = await withEditedFile("components/nats/pubsub.yaml", (text) =>
+      text.replace(
+        '    - name: durableName\n      value: "{appID}"\n',
+        '    - name: durableName\n      value: "matoolkit"\n    - name: streamName\n      value: "matoolkit"\n    - name: maxDeliver\n      value: "10"\n    - name: concurrency\n      value: "parallel"\n',
+      ),
+    );
+    expect(checkDaprConventions(edited, context).map(formatProblem)).toEqual([
+      expect.stringMatching(
+        /^components\/nats\/pubsub\.yaml:\d+ spec\.metadata\[2\]: streamName must be unset: /,
+      ),
+      expect.stringMatching(/spec\.metadata\[1\]: durableName must contain "\{appID\}": /),
+      expect.stringMatching(/spec\.metadata\[5\]: queueGroupName must equal durableName: /),
+      expect.stringMatching(/spec\.metadata\[4\]: concurrency must be unset or "single": /),
+      expect.stringMatching(
+        /spec\.metadata\[3\]: maxDeliver must be unset: JetStream skips a message past it/,
+      ),
+    ]);
+  });
+
+  it("a Dapr file in a refused profile's folder, or the folder without its reason", async () => {
+    const placed = [...documents, ...parseDaprYaml("components/mqtt/pubsub.yaml", validRedisPubsub)];
+    expect(checkDaprConventions(placed, context).map(formatProblem)).toEqual([
+      expect.stringMatching(
+        /^components\/mqtt\/pubsub\.yaml components\/mqtt is refused, ship no Dapr file there: pubsub\.mqtt3 does not deliver what a persistent session held/,
+      ),
+    ]);
+    const withoutReason = {
+      pathExists: (path: string) => path !== "components/mqtt/REFUSED.md" && context.pathExists(path),
+    };
+    expect(checkDaprConventions(documents, withoutReason).map(formatProblem)).toEqual([
+      expect.stringMatching(
+        /^components\/mqtt is a refused profile and needs components\/mqtt\/REFUSED\.md saying why/,
+      ),
     ]);
   });
 

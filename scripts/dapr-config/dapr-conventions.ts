@@ -73,8 +73,20 @@ export const daprApps: readonly DaprAppConvention[] = [
 export const daprComponentNames = { pubsub: "matoolkit-pubsub", stateStore: "matoolkit-state" } as const;
 
 /** The deployment profiles: each folder under components/ is a drop-in `--resources-path`. */
-export const componentProfiles = ["local", "azure", "aws", "rabbitmq", "kafka"] as const;
+export const componentProfiles = ["local", "azure", "aws", "rabbitmq", "kafka", "nats"] as const;
 export type ComponentProfile = (typeof componentProfiles)[number];
+
+/**
+ * Profiles that were tried against the real broker on real daprd and refused: their folder holds
+ * only REFUSED.md (the reason and the evidence), and any Dapr file placed there is an error.
+ */
+export const refusedProfiles: Readonly<Record<string, string>> = {
+  mqtt:
+    "pubsub.mqtt3 does not deliver what a persistent session held across a sidecar restart " +
+    "(the broker sends it right after CONNACK, before daprd subscribes, and paho neither delivers nor " +
+    "acknowledges it), so messages published while a sidecar is away, or held by a sidecar that " +
+    "stopped, never reach the app: no at-least-once delivery",
+};
 
 /** components/local with container host names, loaded only by docker-compose.yml. */
 export const composeComponentsFolder = "components/compose";

@@ -1,5 +1,5 @@
 // Stage 1 (000 "Shared Resources"): identities, network and private DNS, monitoring, registry,
-// Key Vault, Service Bus, PostgreSQL. Stage 2 (apps.bicep) consumes its outputs.
+// Key Vaults (the worker's certificate; the webhook secrets key), Service Bus, PostgreSQL. Stage 2 (apps.bicep) consumes its outputs.
 param name string
 param location string
 param tags object
@@ -65,12 +65,31 @@ module keyVault 'key-vault.bicep' = {
   name: 'key-vault'
   params: {
     name: name
+    namePrefix: 'kv'
     location: location
     tags: tags
     privateEndpointsSubnetId: network.outputs.privateEndpointsSubnetId
     privateDnsZoneId: network.outputs.privateDnsZoneIds[1]
     allowedIpRanges: keyVaultAllowedIpRanges
     secretReaderPrincipalIds: [principalIdOf.worker]
+  }
+}
+
+// The webhook secrets key: a secret that the admin API creates on its first
+// start (32 random bytes; never generated here, where each deployment would replace it) and that
+// rotates by adding a version. Its own vault: the admin API may write it, not the certificate.
+module secretsKeyVault 'key-vault.bicep' = {
+  name: 'secrets-key-vault'
+  params: {
+    name: name
+    namePrefix: 'kvs'
+    location: location
+    tags: tags
+    privateEndpointsSubnetId: network.outputs.privateEndpointsSubnetId
+    privateDnsZoneId: network.outputs.privateDnsZoneIds[1]
+    allowedIpRanges: keyVaultAllowedIpRanges
+    secretReaderPrincipalIds: [principalIdOf.orchestrator]
+    secretOfficerPrincipalIds: [principalIdOf['admin-api']]
   }
 }
 
@@ -124,6 +143,8 @@ output registryName string = registry.outputs.name
 output registryLoginServer string = registry.outputs.loginServer
 output keyVaultName string = keyVault.outputs.name
 output keyVaultUri string = keyVault.outputs.uri
+output secretsKeyVaultName string = secretsKeyVault.outputs.name
+output secretsKeyVaultUri string = secretsKeyVault.outputs.uri
 output serviceBusName string = serviceBus.outputs.name
 output serviceBusFqdn string = serviceBus.outputs.fqdn
 output postgresName string = postgres.outputs.name

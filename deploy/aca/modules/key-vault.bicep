@@ -1,21 +1,31 @@
-// Stage 1: Key Vault for the worker's target-tenant certificate (000 "Secrets Management"): RBAC
-// authorization (no access policies), soft delete 7 days, purge protection, firewall deny with
-// the Azure services bypass, and a private endpoint. Nothing else needs a secret: PostgreSQL and
-// Service Bus are passwordless, KEDA uses a managed identity.
+// Stage 1: a Key Vault (000 "Secrets Management"): RBAC authorization (no access policies), soft
+// delete 7 days, purge protection, firewall deny with the Azure services bypass, and a private
+// endpoint. Two are deployed from this module (foundation.bicep), so that no identity reaches a
+// secret it does not use: the worker's target-tenant certificate, and the webhook secrets key
+// (the admin API creates and reads it, the orchestrator reads it). Nothing else needs a secret:
+// PostgreSQL and Service Bus are passwordless, KEDA uses a managed identity.
 param name string
+@description('First part of the vault name: kv (certificate), kvs (secrets key).')
+param namePrefix string
 param location string
 param tags object
 param privateEndpointsSubnetId string
 param privateDnsZoneId string
 @description('Public IPs allowed through the firewall (e.g. the operator importing the certificate); empty: private endpoint only.')
 param allowedIpRanges array = []
-@description('principalIds that read secrets (the worker: its PFX/PEM is the certificate\'s secret, read with getSecret).')
+@description('principalIds that read secrets (the worker: its PFX/PEM is the certificate\'s secret, read with getSecret; the orchestrator: the secrets key).')
 param secretReaderPrincipalIds array
+@description('principalIds that also create secret versions (the admin API: the secrets key on its first start).')
+param secretOfficerPrincipalIds array = []
 
+// Built-in role definition ids, https://learn.microsoft.com/azure/role-based-access-control/built-in-roles/security
+// Key Vault Secrets User: read secret contents (getSecret, readMetadata: listing versions).
 var keyVaultSecretsUser = '4633458b-17de-408a-b874-0445c86b69e6'
+// Key Vault Secrets Officer: every action on secrets (setSecret: a new version), not on keys or certificates.
+var keyVaultSecretsOfficer = 'b86a8fe4-44ce-4948-aee5-eccb2c155cd7'
 
 resource vault 'Microsoft.KeyVault/vaults@2023-07-01' = {
-  name: take('kv-${name}-${uniqueString(resourceGroup().id)}', 24) // at most 3 + 14 + 1 + 6
+  name: take('${namePrefix}-${name}-${uniqueString(resourceGroup().id)}', 24) // 24 at most: prefix, name, then as much of the unique string as fits
   location: location
   tags: tags
   properties: {
@@ -35,7 +45,7 @@ resource vault 'Microsoft.KeyVault/vaults@2023-07-01' = {
 }
 
 module endpoint 'private-endpoint.bicep' = {
-  name: 'pe-kv'
+  name: 'pe-${namePrefix}'
   params: {
     name: 'pe-${vault.name}'
     location: location
@@ -55,6 +65,18 @@ resource readers 'Microsoft.Authorization/roleAssignments@2022-04-01' = [
       principalId: principalId
       principalType: 'ServicePrincipal'
       roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', keyVaultSecretsUser)
+    }
+  }
+]
+
+resource officers 'Microsoft.Authorization/roleAssignments@2022-04-01' = [
+  for principalId in secretOfficerPrincipalIds: {
+    scope: vault
+    name: guid(vault.id, principalId, keyVaultSecretsOfficer)
+    properties: {
+      principalId: principalId
+      principalType: 'ServicePrincipal'
+      roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', keyVaultSecretsOfficer)
     }
   }
 ]

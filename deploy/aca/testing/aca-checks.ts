@@ -205,6 +205,13 @@ export function secretProblems(sources: Sources): string[] {
     }
     if (path.endsWith(".bicep") && /@secure\(\)/.test(text))
       problems.push(`${path}: takes a @secure() parameter`);
+    // A key made by the template (newGuid, a vault secret resource) is made anew by each deployment.
+    if (path.endsWith(".bicep") && /\bnewGuid\(/.test(text))
+      problems.push(
+        `${path}: generates a value at deployment (newGuid), which each deployment would replace`,
+      );
+    if (path.endsWith(".bicep") && /'Microsoft\.KeyVault\/vaults\/secrets@/.test(text))
+      problems.push(`${path}: writes a Key Vault secret, which each deployment would replace`);
   }
   const postgres = sources.read(`${modulesDir}/postgres.bicep`);
   if (!/passwordAuth:\s*'Disabled'/.test(postgres))
@@ -360,6 +367,7 @@ export const allowedRoles: Readonly<Record<string, string>> = {
   "4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0": "Azure Service Bus Data Receiver",
   "090c5cfd-751d-490a-894a-3ce6f1109419": "Azure Service Bus Data Owner",
   "4633458b-17de-408a-b874-0445c86b69e6": "Key Vault Secrets User",
+  "b86a8fe4-44ce-4948-aee5-eccb2c155cd7": "Key Vault Secrets Officer",
   "db79e9a7-68ee-4b58-9aeb-b90e7c24fcba": "Key Vault Certificate User",
   "7f951dda-4ed3-4680-a7ca-43fe172d538d": "AcrPull",
 };
@@ -389,8 +397,16 @@ export function identityAccess(sources: Sources, workerId: string): Map<string, 
   for (const who of principalsOf("registry", "pullerPrincipalIds")) {
     add(who, `${roleOf(`${modulesDir}/registry.bicep`, "acrPull")} on the registry`);
   }
-  for (const who of principalsOf("keyVault", "secretReaderPrincipalIds")) {
-    add(who, `${roleOf(`${modulesDir}/key-vault.bicep`, "keyVaultSecretsUser")} on the vault`);
+  // Each vault (key-vault.bicep, once per module call): its readers and its officers.
+  for (const vault of foundation.modules.filter((m) => m.path === "key-vault.bicep")) {
+    for (const [param, role] of [
+      ["secretReaderPrincipalIds", "keyVaultSecretsUser"],
+      ["secretOfficerPrincipalIds", "keyVaultSecretsOfficer"],
+    ] as const) {
+      for (const who of principalsOf(vault.symbol, param)) {
+        add(who, `${roleOf(`${modulesDir}/key-vault.bicep`, role)} on vault ${vault.symbol}`);
+      }
+    }
   }
   const postgres = foundation.modules.find((m) => m.symbol === "postgres");
   const migrate =

@@ -153,11 +153,39 @@ Environment of a Dapr-mode service: commonEnv plus the runtime and the app port.
 {{- /* Listen on every interface: the kubelet probes the pod IP, not the sidecar's 127.0.0.1. */}}
 - name: MATOOLKIT_DAPR_APP_HOST
   value: "0.0.0.0"
+{{- /* The app's key to its sidecar, and the sidecar's key to the app (same Secrets as the annotations). */}}
+- name: DAPR_API_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "matoolkit.daprApiTokenSecret" .root }}
+      key: token
+- name: APP_API_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "matoolkit.appApiTokenSecret" .root }}
+      key: token
 {{- if .sql }}
 {{- /* The migrate hook Job migrates once per deploy (contract). */}}
 - name: MATOOLKIT_MIGRATE_ON_START
   value: {{ not $v.migrations.enabled | toString | quote }}
 {{- end }}
+{{- end -}}
+
+{{/* Names of the Secrets (key "token") holding DAPR_API_TOKEN and APP_API_TOKEN; argument: $. */}}
+{{- define "matoolkit.daprApiTokenSecret" -}}
+{{- default (printf "%s-dapr-api-token" (include "matoolkit.fullname" .)) .Values.dapr.apiTokens.daprApiTokenSecret -}}
+{{- end -}}
+{{- define "matoolkit.appApiTokenSecret" -}}
+{{- default (printf "%s-app-api-token" (include "matoolkit.fullname" .)) .Values.dapr.apiTokens.appApiTokenSecret -}}
+{{- end -}}
+
+{{/* MATOOLKIT_SECRETS_KEY from the secrets-key Secret, as a YAML map (fromYaml it); argument: $. */}}
+{{- define "matoolkit.secretsKeyEnvVar" -}}
+name: MATOOLKIT_SECRETS_KEY
+valueFrom:
+  secretKeyRef:
+    name: {{ default (printf "%s-secrets-key" (include "matoolkit.fullname" .)) .Values.secretsKey.existingSecret }}
+    key: {{ .Values.secretsKey.key | default "key" }}
 {{- end -}}
 
 {{/* Dapr sidecar annotations; argument: dict "root" $ "appId" "<id>" "appPort" int. */}}
@@ -174,6 +202,8 @@ dapr.io/app-health-check-path: "/healthz"
 dapr.io/app-health-probe-interval: {{ $d.appHealth.probeIntervalSeconds | quote }}
 dapr.io/app-health-threshold: {{ $d.appHealth.threshold | quote }}
 dapr.io/enable-metrics: "true"
+dapr.io/api-token-secret: {{ include "matoolkit.daprApiTokenSecret" .root | quote }}
+dapr.io/app-token-secret: {{ include "matoolkit.appApiTokenSecret" .root | quote }}
 {{- if .root.Values.observability.prometheusAnnotations }}
 prometheus.io/scrape: "true"
 prometheus.io/port: {{ .appPort | quote }}
