@@ -250,6 +250,9 @@ function defaultColumns(event: ExecutionEvent): Record<string, unknown> {
     case "start_polling":
       return { poll_started_at: sql`now()`, last_polled_at: sql`now()` };
     case "succeed":
+      // A step that succeeded on a retry answers with no error: "ErrorMessage: error details on
+      // failure" (000, StepExecutions). The failed attempt's code stays in its `fail` event.
+      return { completed_at: sql`now()`, error_code: null, error_message: null };
     case "fail":
     case "fail_to_dispatch":
     case "time_out_polling":

@@ -270,6 +270,16 @@ phases:
       "pending→dispatched",
       "dispatched→succeeded",
     ]);
+    // It answers as succeeded, with no error; the failed attempt's code stays in its event.
+    expect(step).toMatchObject({ errorCode: null, errorMessage: null });
+    const failedEvent = await h.db
+      .selectFrom("events")
+      .select("reason")
+      .where("entity", "=", "step")
+      .where("entityId", "=", step.id)
+      .where("toStatus", "=", "failed")
+      .executeTakeFirstOrThrow();
+    expect(failedEvent.reason).toBe("worker.error");
     const [first, retry] = h.calls.filter((call) => jobIdsOf(step.id).includes(call.jobId));
     // The retry waited for its interval (1 s), give or take the clocks of two processes' timers.
     expect(retry!.at.getTime() - first!.at.getTime()).toBeGreaterThanOrEqual(900);
