@@ -34,7 +34,7 @@ export interface TenantBehaviours {
    * referring to it (Graph: adding it to a group answers 404). Undefined: the replication delay.
    */
   readonly writeLagMs: number | undefined;
-  /** `refused`: Graph refuses membership changes of mail-enabled security groups and distribution lists. */
+  /** `refused`: Graph refuses to create mail-enabled security groups and distribution lists, or change their membership. */
   readonly mailEnabledGroupMembership: "refused" | "allowed";
   /** `refused`: Graph refuses to change source-of-authority attributes of users synced from on-premises. */
   readonly syncedUserWrites: "refused" | "allowed";

@@ -155,9 +155,41 @@ describe("mail-enabled security groups and distribution lists", () => {
     expect((await call("POST", "/v1.0/groups/g-unified/members/$ref", ref("u-cloud"))).status).toBe(204);
   });
 
+  it("refuse to be created through Graph with its 400; security and Microsoft 365 groups are created", async () => {
+    await start();
+    const group = (name: string, mailEnabled: boolean, securityEnabled: boolean, groupTypes?: string[]) => ({
+      displayName: name,
+      mailNickname: name,
+      mailEnabled,
+      securityEnabled,
+      ...(groupTypes === undefined ? {} : { groupTypes }),
+    });
+    for (const [name, securityEnabled] of [
+      ["mail-security", true],
+      ["distribution", false],
+    ] as const) {
+      const created = await call("POST", "/v1.0/groups", group(name, true, securityEnabled, []));
+      expect(created.status).toBe(400);
+      expect(created.body.error).toMatchObject({
+        code: "Request_BadRequest",
+        message: "Cannot Create a mail-enabled security groups and or distribution list.",
+      });
+    }
+    expect(tenant!.state.groups.list("primary").map((g) => g.displayName)).not.toContain("distribution");
+    expect((await call("POST", "/v1.0/groups", group("security", false, true))).status).toBe(201);
+    expect((await call("POST", "/v1.0/groups", group("unified", true, false, ["Unified"]))).status).toBe(201);
+  });
+
   it("accept them when the behaviour is switched to allowed", async () => {
     await start({ behaviours: { mailEnabledGroupMembership: "allowed" } });
     expect((await call("POST", "/v1.0/groups/g-distribution/members/$ref", ref("u-cloud"))).status).toBe(204);
+    const created = await call("POST", "/v1.0/groups", {
+      displayName: "list",
+      mailNickname: "list",
+      mailEnabled: true,
+      securityEnabled: false,
+    });
+    expect(created.status).toBe(201);
   });
 });
 

@@ -22,3 +22,26 @@ export function membershipManagedByExchange(state: TenantState, group: Directory
     !group.groupTypes.includes("Unified")
   );
 }
+
+/**
+ * Creating one is refused the same way: Graph creates Microsoft 365 groups (`groupTypes: ["Unified"]`)
+ * and security groups only (https://learn.microsoft.com/graph/api/group-post-groups, "You can create
+ * the following types of groups"; the overview's table: mail-enabled security groups and
+ * distribution groups are created in Exchange Online, New-DistributionGroup). The body answered,
+ * 400 Request_BadRequest "Cannot Create a mail-enabled security groups and or distribution list.",
+ * is quoted in pnp/cli-microsoft365 issue #5476. Same behaviour switch as membership.
+ */
+export const mailEnabledGroupCreateMessage =
+  "Cannot Create a mail-enabled security groups and or distribution list.";
+
+/** A create request for a group Graph does not create: mail-enabled and not a Microsoft 365 group. */
+export function creationManagedByExchange(
+  state: TenantState,
+  input: { readonly mailEnabled: boolean; readonly groupTypes?: readonly string[] | undefined },
+): boolean {
+  return (
+    state.behaviours.mailEnabledGroupMembership === "refused" &&
+    input.mailEnabled &&
+    !(input.groupTypes ?? []).includes("Unified")
+  );
+}

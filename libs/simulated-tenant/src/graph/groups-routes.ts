@@ -2,8 +2,10 @@ import { Router } from "express";
 import { z } from "zod";
 import type { DirectoryGroup } from "../model.ts";
 import type { SimulatorContext } from "../simulator-context.ts";
+import { creationManagedByExchange, mailEnabledGroupCreateMessage } from "./group-write-rules.ts";
 import {
   bodyOf,
+  sendBadRequest,
   contextUrl,
   operation,
   paramOf,
@@ -59,6 +61,8 @@ export function groupsRoutes({ state }: SimulatorContext): Router {
       return sendInvalidValue(response, String(parsed.error.issues[0]?.path[0] ?? "displayName"), "Group");
     }
     const input = parsed.data;
+    if (creationManagedByExchange(state, input))
+      return sendBadRequest(response, mailEnabledGroupCreateMessage);
     const group: DirectoryGroup = {
       id: state.newId(),
       displayName: input.displayName,

@@ -24,6 +24,13 @@ const refusals: readonly (GraphRefusal & { readonly status: number; readonly tex
   },
   {
     status: 400,
+    text: /Cannot Create a mail-enabled security groups? and or distribution list/i,
+    reason: reasonCodes.graphMailEnabledGroup,
+    explanation:
+      "mail-enabled security groups and distribution groups are created in Exchange Online (New-DistributionGroup), not through Graph",
+  },
+  {
+    status: 400,
     text: /on-premises mastered Directory Sync objects/i,
     reason: reasonCodes.graphOnPremisesMastered,
     explanation:
