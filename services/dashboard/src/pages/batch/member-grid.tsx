@@ -20,7 +20,7 @@ const PHASE_ROW_HEIGHT = 30;
 const STEP_ROW = { min: 120, max: 360 } as const;
 /** A column's least width; a phase whose name needs more widens its columns. */
 const CELL_WIDTH = 40;
-const MEMBER_WIDTH = 240;
+const MEMBER_WIDTH = 270;
 /** Padding, border and a little slack around a header's text (see .phase-head and .step-head). */
 const PHASE_HEAD_EXTRA = 20;
 const STEP_HEAD_EXTRA = 16;
