@@ -75,18 +75,21 @@ try {
     await page.getByTestId(`member-counts-${batch.id}`).waitFor();
     await page.getByTestId(`member-counts-${cancelled.id}`).waitFor();
   });
-  await shoot(page, `#/batches/${batch.id}`, "batch.png", async () => {
+  const batchReady = async () => {
     await page.locator("main h1").waitFor();
+    await page.locator('[data-testid="event"]').first().waitFor();
     // The batch page loads its pieces separately; let them arrive (best effort for a picture).
     await page.waitForLoadState("networkidle", { timeout: 5_000 }).catch(() => undefined);
     // No focused cell's details over the grid in the picture.
     await page.keyboard.press("Escape");
     await page.mouse.move(0, 0);
-  });
+  };
+  await shoot(page, `#/batches/${batch.id}`, "batch.png", batchReady);
   await page.setViewportSize({ width: 768, height: 900 });
   await shoot(page, "#/batches", "batches-768.png", async () => {
     await page.getByTestId(`member-counts-${batch.id}`).waitFor();
   });
+  await shoot(page, `#/batches/${batch.id}`, "batch-768.png", batchReady);
   process.stdout.write(`Screenshots written to ${path.relative(process.cwd(), outDir)}/\n`);
 } finally {
   await browser.close();

@@ -1,7 +1,7 @@
 import {
   getBatch,
   getBatchWithRunbook,
-  listEvents,
+  listNamedEvents,
   listInitsByBatch,
   listMembersPage,
   listPhases,
@@ -92,8 +92,9 @@ export async function memberPage(
 }
 
 /**
- * GET /api/batches/{id}/events: a page of the timeline after `afterId`. One row more than asked
- * tells whether another page follows without a count query.
+ * GET /api/batches/{id}/events: a page of the timeline after `afterId`, each event with the member
+ * key, phase name and step name it is about (joined in the same statement, listNamedEvents). One
+ * row more than asked tells whether another page follows without a count query.
  */
 export async function eventPage(
   db: Db,
@@ -101,7 +102,7 @@ export async function eventPage(
   page: { readonly afterId?: number | undefined; readonly limit: number },
 ) {
   const [rows, policy] = await Promise.all([
-    listEvents(db, batchId, { afterId: page.afterId, limit: page.limit + 1 }),
+    listNamedEvents(db, batchId, { afterId: page.afterId, limit: page.limit + 1 }),
     batchSecretPolicy(db, batchId),
   ]);
   if (rows.length === 0 && !(await batchExists(db, batchId))) return undefined;

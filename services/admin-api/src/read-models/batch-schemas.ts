@@ -133,8 +133,23 @@ export const statusEventSchema = z
         "The operator whose request made the change (their token's identity); null for the system's own",
     }),
     at: timestamp,
+    memberKey: z.string().nullable().meta({
+      description:
+        "The member a member or step event is about, by its key as the grid shows it; null for other entities",
+    }),
+    phaseName: z.string().nullable().meta({
+      description: "The runbook phase of a phase or step event; null for other entities",
+    }),
+    stepName: z.string().nullable().meta({
+      description: "The runbook step name of a step or init event; null for other entities",
+    }),
   })
-  .meta({ id: "StatusEvent" });
+  .meta({
+    id: "StatusEvent",
+    description:
+      "A status change of the batch or one of its phases, members, steps or init steps, with the names " +
+      "an operator knows them by (entityId is the row's id: a step event's is the step execution's)",
+  });
 
 export const eventPageSchema = z
   .object({

@@ -226,6 +226,47 @@ describe("GET /api/batches/{id}/events", () => {
     });
   });
 
+  it("names the member, phase and step each event is about, for a Reader as the grid shows them", async () => {
+    const id = await newBatch(2);
+    const [first] = await listPhases(harness.db, id);
+    await transitionPhase(harness.db, first!.id, "dispatch");
+    const [step] = await stepsFor(id, first!.id, 1);
+    await walk(step!.id, ["dispatch"]);
+    const members = await listMembers(harness.db, id);
+    await transitionMember(harness.db, members[1]!.id, "remove");
+    await insertInits(harness.db, [
+      { batchId: id, runbookVersion: 1, stepIndex: 0, stepName: "group", workerId: "w", functionName: "F" },
+    ]);
+    const [init] = await listInitsByBatch(harness.db, id);
+    await transitionInit(harness.db, init!.id, "dispatch");
+
+    const page = await harness.request("GET", `/batches/${id}/events?limit=1000`, {
+      token: harness.readerToken,
+    });
+    expect(page.status).toBe(200);
+    const grid = await harness.request("GET", `/batches/${id}/grid`, { token: harness.readerToken });
+    const gridKeys: string[] = grid.body.members.map((member: Json) => member.memberKey);
+    const named = page.body.items.map((e: Json) => [
+      e.entity,
+      e.entityId,
+      e.memberKey,
+      e.phaseName,
+      e.stepName,
+    ]);
+    // The batch's own events (created, then the phase's dispatch moving it) name nothing else.
+    expect(named.filter(([entity]: Json[]) => entity === "batch")).toEqual([
+      ["batch", id, null, null, null],
+      ["batch", id, null, null, null],
+    ]);
+    expect(named.filter(([entity]: Json[]) => entity !== "batch")).toEqual([
+      ["phase", first!.id, null, "first", null],
+      ["step", step!.id, gridKeys[0], "first", "step-0"],
+      ["member", members[1]!.id, gridKeys[1], null, null],
+      ["init", init!.id, null, null, "group"],
+    ]);
+    expect(gridKeys).toEqual(["m0@contoso.test", "m1@contoso.test"]);
+  });
+
   it.each([
     ["limit=0", "'limit'"],
     ["limit=1001", "'limit'"],

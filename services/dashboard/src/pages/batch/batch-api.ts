@@ -82,6 +82,12 @@ export interface StatusEvent {
   readonly reason: string | null;
   readonly actor: string | null;
   readonly at: string;
+  /** The member of a member or step event (its key, as the grid shows it); else null. */
+  readonly memberKey: string | null;
+  /** The phase of a phase or step event; else null. */
+  readonly phaseName: string | null;
+  /** The runbook step of a step or init event; else null. */
+  readonly stepName: string | null;
 }
 
 export interface EventPage {

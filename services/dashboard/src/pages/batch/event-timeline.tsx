@@ -1,7 +1,9 @@
 import type { StatusEvent } from "./batch-api.ts";
+import { eventSubject } from "./event-wording.ts";
 
 /**
- * The batch's status changes, newest first, as the page follows them (see event-feed.ts). Not
+ * The batch's status changes, newest first, as the page follows them (see event-feed.ts), each
+ * named by its member, phase or step (event-wording.ts; the ids are in the name's title). Not
  * an aria-live region: a busy batch changes many times a second, which would drown a screen
  * reader; the count in the heading says that more came.
  */
@@ -19,19 +21,30 @@ export function EventTimeline(props: {
         {props.seen > props.events.length ? ` (the newest ${props.events.length} shown)` : ""}
       </p>
       <ol class="event-list" data-testid="event-list">
-        {newestFirst.map((event) => (
-          <li key={event.id} data-testid="event" data-entity={event.entity} data-to={event.toStatus}>
-            <time dateTime={event.at}>{new Date(event.at).toLocaleTimeString()}</time>
-            <span class="event-entity">
-              {event.entity} {event.entityId}
-            </span>
-            <span>
-              {event.fromStatus ?? "created"} → <strong>{event.toStatus}</strong>
-            </span>
-            {event.reason !== null && <code class="event-reason">{event.reason}</code>}
-            {event.actor !== null && <span class="muted">by {event.actor}</span>}
-          </li>
-        ))}
+        {newestFirst.map((event) => {
+          const subject = eventSubject(event);
+          return (
+            <li
+              key={event.id}
+              data-testid="event"
+              data-entity={event.entity}
+              data-entity-id={event.entityId}
+              data-to={event.toStatus}
+            >
+              <time dateTime={event.at}>{new Date(event.at).toLocaleTimeString()}</time>
+              <span class="event-body">
+                <span class="event-entity" title={subject.title}>
+                  {subject.text}
+                </span>
+                <span class="event-change">
+                  {event.fromStatus ?? "created"} → <strong>{event.toStatus}</strong>
+                </span>
+                {event.reason !== null && <code class="event-reason">{event.reason}</code>}
+                {event.actor !== null && <span class="muted">by {event.actor}</span>}
+              </span>
+            </li>
+          );
+        })}
       </ol>
     </section>
   );

@@ -4,10 +4,12 @@ import {
   GRID_PAGE_SIZE,
   GridPages,
   cellLook,
+  columnWidths,
   legendStatuses,
   moveFocus,
   pagesOf,
   phaseGroups,
+  stepHeaderHeight,
 } from "./grid-model.ts";
 
 /** The grid's pure parts: paging, column groups, cell looks and keyboard moves. */
@@ -59,5 +61,22 @@ describe("grid model", () => {
     expect(moveFocus("End", true, at, size, 8)).toEqual({ row: 49, col: 4 });
     expect(moveFocus("Home", true, at, size, 8)).toEqual({ row: 0, col: 0 });
     expect(moveFocus("a", false, at, size, 8)).toBeUndefined();
+  });
+
+  it("widens a phase's columns until its whole name fits, and sizes the step row to the longest step", () => {
+    const columns = [
+      { phaseName: "pre-checks", stepName: "validate-source-mailbox" },
+      { phaseName: "pre-checks", stepName: "notify-user" },
+      { phaseName: "cutover", stepName: "set-primary-email" },
+      { phaseName: "a", stepName: "b" },
+    ];
+    // 10 px a character: pre-checks needs 100 px over 2 columns, cutover 70 px in one, "a" the least.
+    const tenPerChar = (text: string) => text.length * 10;
+    expect(columnWidths(columns, tenPerChar, 40)).toEqual([50, 50, 70, 40]);
+    expect(stepHeaderHeight(columns, tenPerChar, { min: 120, max: 360 })).toBe(230);
+    expect(stepHeaderHeight(columns.slice(1, 2), tenPerChar, { min: 120, max: 360 })).toBe(120);
+    expect(
+      stepHeaderHeight([{ phaseName: "p", stepName: "x".repeat(50) }], tenPerChar, { min: 120, max: 360 }),
+    ).toBe(360);
   });
 });

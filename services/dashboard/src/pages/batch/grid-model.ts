@@ -101,6 +101,36 @@ export function phaseGroups(columns: readonly GridColumn[]): { phaseName: string
   return groups;
 }
 
+/**
+ * Each column's width in px: at least `min`, and wide enough together that the phase header above
+ * them shows the whole phase name (`phaseWidth`: the header's width for a name, padding included;
+ * what a phase needs beyond `min` per column is shared out over its columns).
+ */
+export function columnWidths(
+  columns: readonly GridColumn[],
+  phaseWidth: (phaseName: string) => number,
+  min: number,
+): number[] {
+  return phaseGroups(columns).flatMap((group) => {
+    const each = Math.max(min, Math.ceil(phaseWidth(group.phaseName) / group.span));
+    return Array.from({ length: group.span }, () => each);
+  });
+}
+
+/**
+ * The height in px of the step header row, whose names are written vertically: the longest name
+ * (`stepLength`, padding included) and no less than `min`; beyond `max` a name is cut with an
+ * ellipsis and read whole in its title.
+ */
+export function stepHeaderHeight(
+  columns: readonly GridColumn[],
+  stepLength: (stepName: string) => number,
+  bounds: { readonly min: number; readonly max: number },
+): number {
+  const longest = Math.max(0, ...columns.map((column) => Math.ceil(stepLength(column.stepName))));
+  return Math.min(bounds.max, Math.max(bounds.min, longest));
+}
+
 /** Where keyboard focus goes from (row, col) for a key; undefined when the key is not a move. */
 export function moveFocus(
   key: string,

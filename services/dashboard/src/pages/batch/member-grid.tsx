@@ -1,22 +1,50 @@
-import { useEffect, useReducer, useRef, useState } from "preact/hooks";
+import { useEffect, useMemo, useReducer, useRef, useState } from "preact/hooks";
 import { describeError, getGridPage, type GridColumn, type GridMember, type GridStep } from "./batch-api.ts";
 import {
   GRID_PAGE_SIZE,
   GridPages,
   cellLook,
+  columnWidths,
   legendStatuses,
   moveFocus,
   pagesOf,
   phaseGroups,
+  stepHeaderHeight,
   stepOf,
 } from "./grid-model.ts";
 import { useRowVirtualizer } from "./use-row-virtualizer.ts";
 
 const ROW_HEIGHT = 30;
-const HEAD_HEIGHT = 150;
+const PHASE_ROW_HEIGHT = 30;
+/** The step header row's height: enough for the longest step name, written vertically. */
+const STEP_ROW = { min: 120, max: 360 } as const;
+/** A column's least width; a phase whose name needs more widens its columns. */
 const CELL_WIDTH = 40;
-const MEMBER_WIDTH = 240;
+const MEMBER_WIDTH = 270;
+/** Padding, border and a little slack around a header's text (see .phase-head and .step-head). */
+const PHASE_HEAD_EXTRA = 20;
+const STEP_HEAD_EXTRA = 16;
 const TIP_ID = "grid-cell-details";
+
+/**
+ * How wide a text is drawn in the font of an element with `class` (measured on a canvas; an
+ * estimate when there is none), so headers are sized to show their whole names.
+ */
+function textWidth(className: string): (text: string) => number {
+  const probe = document.createElement("div");
+  probe.className = className;
+  probe.style.visibility = "hidden";
+  probe.style.position = "absolute";
+  document.body.append(probe);
+  const style = getComputedStyle(probe);
+  const font = `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+  const fontSize = parseFloat(style.fontSize) || 15;
+  probe.remove();
+  const context = document.createElement("canvas").getContext("2d");
+  if (context === null) return (text) => text.length * fontSize * 0.65;
+  context.font = font;
+  return (text) => context.measureText(text).width;
+}
 
 interface Position {
   readonly row: number;
@@ -86,11 +114,22 @@ function GridBody(props: {
 
   const columns = pages.columns;
   const colCount = columns.length + 1;
+  // Headers sized to their names (issue 26): a phase's columns widen until its name fits, and the
+  // step row is as tall as the longest step name; the grid scrolls sideways past the member column.
+  const { widths, stepRowHeight } = useMemo(() => {
+    const phaseText = textWidth("phase-head");
+    const stepText = textWidth("step-head");
+    return {
+      widths: columnWidths(columns, (name) => phaseText(name) + PHASE_HEAD_EXTRA, CELL_WIDTH),
+      stepRowHeight: stepHeaderHeight(columns, (name) => stepText(name) + STEP_HEAD_EXTRA, STEP_ROW),
+    };
+  }, [columns]);
+  const headHeight = PHASE_ROW_HEIGHT + stepRowHeight;
   const virtualizer = useRowVirtualizer({
     count: pages.memberTotal,
     rowHeight: ROW_HEIGHT,
     overscan: 8,
-    scrollMargin: HEAD_HEIGHT,
+    scrollMargin: headHeight,
     getScrollElement: () => scrollRef.current,
   });
   const items = virtualizer.getVirtualItems();
@@ -155,7 +194,7 @@ function GridBody(props: {
     if (rows === 0) return;
     const pageRows = Math.max(
       1,
-      Math.floor(((scrollRef.current?.clientHeight ?? 300) - HEAD_HEIGHT) / ROW_HEIGHT),
+      Math.floor(((scrollRef.current?.clientHeight ?? 300) - headHeight) / ROW_HEIGHT),
     );
     const next = moveFocus(
       event.key,
@@ -173,7 +212,7 @@ function GridBody(props: {
 
   const activeRendered = active.row >= first && active.row <= last;
   const total = pages.memberTotal;
-  const width = MEMBER_WIDTH + columns.length * CELL_WIDTH;
+  const width = MEMBER_WIDTH + widths.reduce((sum, w) => sum + w, 0);
   const tipMember = tip === undefined ? undefined : pages.memberAt(tip.row);
 
   return (
@@ -202,7 +241,7 @@ function GridBody(props: {
           data-member-total={total}
           tabIndex={activeRendered ? -1 : 0}
           // A small batch gets a short grid; a large one scrolls inside at most 60% of the screen.
-          style={{ height: `min(60vh, ${HEAD_HEIGHT + Math.max(total, 3) * ROW_HEIGHT + 20}px)` }}
+          style={{ height: `min(60vh, ${headHeight + Math.max(total, 3) * ROW_HEIGHT + 20}px)` }}
           onKeyDown={onKeyDown}
           onScroll={() =>
             setTip((current) =>
@@ -217,36 +256,48 @@ function GridBody(props: {
             bump(0);
           }}
         >
-          <div class="grid-head" role="rowgroup" style={{ width: `${width}px`, height: `${HEAD_HEIGHT}px` }}>
-            <div class="grid-row grid-phase-row" role="row" aria-rowindex={1}>
+          <div class="grid-head" role="rowgroup" style={{ width: `${width}px`, height: `${headHeight}px` }}>
+            <div
+              class="grid-row grid-phase-row"
+              role="row"
+              aria-rowindex={1}
+              style={{ height: `${PHASE_ROW_HEIGHT}px` }}
+            >
               <div class="row-head" role="columnheader">
                 Phase
               </div>
-              {phaseGroups(columns).map((group) => (
-                <div
-                  key={group.phaseName}
-                  class="phase-head"
-                  role="columnheader"
-                  aria-colspan={group.span}
-                  title={group.phaseName}
-                  style={{ width: `${group.span * CELL_WIDTH}px` }}
-                >
-                  {group.phaseName}
-                </div>
-              ))}
+              {phaseGroups(columns).map((group, index, groups) => {
+                const start = groups.slice(0, index).reduce((sum, g) => sum + g.span, 0);
+                const span = widths.slice(start, start + group.span).reduce((sum, w) => sum + w, 0);
+                return (
+                  <div
+                    key={group.phaseName}
+                    class="phase-head"
+                    role="columnheader"
+                    aria-colspan={group.span}
+                    title={`Phase ${group.phaseName}`}
+                    style={{ width: `${span}px` }}
+                  >
+                    {group.phaseName}
+                  </div>
+                );
+              })}
             </div>
             <div class="grid-row grid-step-row" role="row" aria-rowindex={2}>
               <div class="row-head" role="columnheader">
                 Member
               </div>
-              {columns.map((column) => (
+              {columns.map((column, i) => (
                 <div
                   key={`${column.phaseName}/${column.stepName}`}
                   class="step-head"
                   role="columnheader"
                   title={`${column.phaseName} / ${column.stepName}`}
+                  style={{ width: `${widths[i]}px`, flexBasis: `${widths[i]}px` }}
                 >
-                  <span>{column.stepName}</span>
+                  <span style={{ maxHeight: `${stepRowHeight - STEP_HEAD_EXTRA / 2}px` }}>
+                    {column.stepName}
+                  </span>
                 </div>
               ))}
             </div>
@@ -254,15 +305,16 @@ function GridBody(props: {
           <div
             class="grid-body"
             role="rowgroup"
-            style={{ height: `${virtualizer.getTotalSize() - HEAD_HEIGHT}px`, width: `${width}px` }}
+            style={{ height: `${virtualizer.getTotalSize() - headHeight}px`, width: `${width}px` }}
           >
             {items.map((item) => (
               <GridRow
                 key={item.index}
                 index={item.index}
-                top={item.start - HEAD_HEIGHT}
+                top={item.start - headHeight}
                 member={pages.memberAt(item.index)}
                 columns={columns}
+                widths={widths}
                 active={active}
                 tipShown={tip !== undefined}
                 onCell={(position, target, focus) => {
@@ -301,6 +353,7 @@ function GridRow(props: {
   readonly top: number;
   readonly member: GridMember | undefined;
   readonly columns: readonly GridColumn[];
+  readonly widths: readonly number[];
   readonly active: Position;
   readonly tipShown: boolean;
   readonly onCell: (position: Position, target: HTMLElement, focus: boolean) => void;
@@ -338,7 +391,9 @@ function GridRow(props: {
           <span class="muted">…</span>
         ) : (
           <>
-            <span class="member-key">{member.memberKey}</span>
+            <span class="member-key" title={member.memberKey}>
+              {member.memberKey}
+            </span>
             {member.status !== "active" && <span class="member-flag">{member.status}</span>}
           </>
         )}
@@ -355,6 +410,7 @@ function GridRow(props: {
             class={`cell ${look.className}`}
             role="gridcell"
             data-status={step?.status ?? "none"}
+            style={{ width: `${props.widths[i]}px`, flexBasis: `${props.widths[i]}px` }}
             {...cellProps(i + 1, label)}
           >
             <span aria-hidden="true">{look.letter}</span>

@@ -5,6 +5,31 @@ import type { BatchProgress } from "./batch-api.ts";
 
 const HEIGHT = 220;
 const stepped = uPlot.paths.stepped?.({ align: 1 });
+const MINUTE = 60;
+const HOUR = 60 * MINUTE;
+/** The x axis's tick spacings in seconds (uPlot picks the first that leaves room for labels). */
+const timeIncrements = [
+  1,
+  2,
+  5,
+  10,
+  15,
+  30,
+  MINUTE,
+  2 * MINUTE,
+  5 * MINUTE,
+  10 * MINUTE,
+  15 * MINUTE,
+  30 * MINUTE,
+  HOUR,
+  2 * HOUR,
+  3 * HOUR,
+  6 * HOUR,
+  12 * HOUR,
+  24 * HOUR,
+  2 * 24 * HOUR,
+  7 * 24 * HOUR,
+];
 
 /** uPlot wants columns: times in seconds, then one array per series. */
 export function chartData(progress: BatchProgress): uPlot.AlignedData {
@@ -32,7 +57,8 @@ export function ProgressChart(props: { readonly progress: BatchProgress | undefi
         width: Math.max(280, element.clientWidth),
         height: HEIGHT,
         scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
-        axes: [{}, { label: "members" }],
+        // Points are per second: ticks of whole seconds and up, never ":04.500" on a short batch.
+        axes: [{ incrs: timeIncrements }, { label: "members" }],
         series: [
           {},
           // Stepped: a count holds until the next member finishes; a slope would invent members.
