@@ -290,6 +290,11 @@ describe("matoolkit CLI against the embedded system", { timeout: 120_000 }, () =
       expect(next.items.length).toBeGreaterThan(0);
       expect(next.items.every((e: any) => e.id > Number(more?.[2]))).toBe(true);
       expect(next.nextAfterId).toBeNull();
+      // The table names members and steps, with the ids the other commands take.
+      const named = await cli("batch", "events", id, "--limit", "1000");
+      expectOk(named);
+      expect(named.stdout).toMatch(/\s\S+@contoso\.test · \S+ \(step \d+\)\s/);
+      expect(named.stdout).toMatch(/\sphase pre-checks \(phase \d+\)\s/);
 
       const completed = await json("batch", "list", "--status", "completed", "--runbook", "contoso-pilot");
       expect(completed.map((b: any) => b.id)).toEqual([batchId]);

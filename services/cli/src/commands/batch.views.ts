@@ -1,3 +1,4 @@
+import { eventSubject } from "./event-subject.ts";
 import { z } from "zod";
 import type { Output } from "../output/output.ts";
 import {
@@ -152,7 +153,7 @@ export function printSteps(output: Output, value: unknown): void {
 export const eventColumns = [
   { header: "ID", value: (e: EventView) => e.id, align: "right" as const },
   { header: "AT", value: (e: EventView) => e.at },
-  { header: "ENTITY", value: (e: EventView) => `${e.entity} ${e.entityId}` },
+  { header: "ENTITY", value: (e: EventView) => eventSubject(e, { withId: true }) },
   { header: "FROM", value: (e: EventView) => e.fromStatus },
   { header: "TO", value: (e: EventView) => e.toStatus },
   { header: "ACTOR", value: (e: EventView) => e.actor },

@@ -155,6 +155,10 @@ export const eventView = z.looseObject({
   reason: z.string().nullable(),
   /** The operator whose request made the change; null (or absent from older servers) for the system's. */
   actor: z.string().nullable().optional(),
+  /** The names the events read model joins in; absent from older servers, null for a row gone. */
+  memberKey: z.string().nullable().optional(),
+  phaseName: z.string().nullable().optional(),
+  stepName: z.string().nullable().optional(),
   at: z.string(),
 });
 export type EventView = z.infer<typeof eventView>;

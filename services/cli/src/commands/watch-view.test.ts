@@ -90,6 +90,20 @@ describe("batch watch view", () => {
     );
   });
 
+  it("names a member and an init step by name, as the server's events do", () => {
+    const piped = terminal(false);
+    const at = "2026-01-01T00:00:02.000Z";
+    new WatchView(piped.output).update(batch("active", 3, 0), [
+      { ...phaseEvent, id: 33, entity: "member", entityId: 5, memberKey: "adele.vance@contoso.test", at },
+      { ...phaseEvent, id: 34, entity: "init", entityId: 2, stepName: "create-batch-group", at },
+    ]);
+    expect(piped.text()).toMatch(
+      new RegExp(
+        `^${at}  adele\\.vance@contoso\\.test: pending -> dispatched\n${at}  init create-batch-group: pending -> dispatched\n`,
+      ),
+    );
+  });
+
   it("says a manual batch waits for an advance instead of looking stuck", () => {
     const piped = terminal(false);
     new WatchView(piped.output).update({ ...batch("detected", 0, 0), phases: [] }, []);

@@ -1,4 +1,5 @@
 import { formatCell } from "../output/table.ts";
+import { eventSubject } from "./event-subject.ts";
 import type { Output } from "../output/output.ts";
 import { formatBatchMembers, formatMemberCounts, phaseTotal } from "./batch.views.ts";
 import type { BatchDetailView, EventView, MemberCountsView } from "./views.ts";
@@ -58,12 +59,12 @@ export function eventLine(event: EventView, batch: BatchDetailView): string {
 
 function entityLabel(event: EventView, batch: BatchDetailView): string {
   if (event.entity === "batch") return `batch ${event.entityId}`;
-  if (event.entity === "phase") {
+  if (event.entity === "phase" && (event.phaseName ?? null) === null) {
+    // An older server names no phase in its events: the batch's phases do.
     const name = batch.phases.find((phase) => phase.id === event.entityId)?.phaseName;
     return name === undefined ? `phase ${event.entityId}` : `phase ${formatCell(name)}`;
   }
-  if (event.entity === "init") return `init step ${event.entityId}`;
-  return `${formatCell(event.entity)} ${event.entityId}`;
+  return eventSubject(event, { withId: false });
 }
 
 export function batchLine(batch: BatchDetailView): string {
