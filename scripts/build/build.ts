@@ -20,6 +20,8 @@ export interface BuildResult {
   readonly bytes: number;
   /** npm packages the bundle imports (resolved at run time from node_modules). */
   readonly externals: readonly string[];
+  /** Every file the bundler read, relative to the working directory (its metafile's inputs). */
+  readonly inputs: readonly string[];
 }
 
 export async function buildBundle(outdir = join(repoRoot, "dist")): Promise<BuildResult> {
@@ -45,7 +47,7 @@ export async function buildBundle(outdir = join(repoRoot, "dist")): Promise<Buil
   assertProductionDependencies(externals);
   copyFileSync(join(import.meta.dirname, healthcheckName), join(dirname(outfile), healthcheckName));
   const output = result.metafile.outputs[relative(process.cwd(), outfile).split(sep).join("/")];
-  return { outfile, bytes: output?.bytes ?? 0, externals };
+  return { outfile, bytes: output?.bytes ?? 0, externals, inputs: Object.keys(result.metafile.inputs).sort() };
 }
 
 /**

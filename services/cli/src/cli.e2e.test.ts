@@ -7,7 +7,7 @@ import { loadOrCreateLocalSigningKey } from "@matoolkit/admin-api";
 import { startAll, type RunningSystem } from "@matoolkit/all-in-one";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { runCli } from "./run.ts";
-import { repoRoot, runCliInProcess, runCliProcess, startCli, type CliResult } from "./testing/cli-process.ts";
+import { repoRoot, runCliInProcess, runCliProcess, startCli, type CliResult } from "../test/cli-process.ts";
 
 /**
  * The real `matoolkit` binary, run as a child process against the whole system (admin API,

@@ -9,8 +9,8 @@ import { issueLocalToken } from "./issue-local-token.ts";
 import { loadOrCreateLocalSigningKey } from "./local-signing-key.ts";
 import type { LocalSigningKey } from "./local-signing-key.ts";
 import type { AppRole } from "./principal.ts";
-import { startProtectedTestApp } from "./protected-test-app.ts";
-import type { ProtectedTestApp } from "./protected-test-app.ts";
+import { startProtectedTestApp } from "../../test/auth/protected-test-app.ts";
+import type { ProtectedTestApp } from "../../test/auth/protected-test-app.ts";
 
 const issuer = "matoolkit-local";
 const audience = "api://matoolkit";
