@@ -3,7 +3,7 @@ import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadOrCreateLocalSigningKey } from "@matoolkit/admin-api";
+import { loadOrCreateLocalSigningKey } from "@matoolkit/auth";
 import { startAll, type RunningSystem } from "@matoolkit/all-in-one";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { runCli } from "./run.ts";

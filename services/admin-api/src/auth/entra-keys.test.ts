@@ -1,7 +1,6 @@
 import { generateKeyPair } from "jose";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { authConfigFromEnv } from "./auth-config.ts";
-import { createVerifierForConfig } from "./create-verifier.ts";
+import { authConfigFromEnv, createVerifierForConfig } from "@matoolkit/auth";
 import { startFakeEntraTenant } from "../../test/auth/fake-entra-tenant.ts";
 import type { FakeEntraTenant } from "../../test/auth/fake-entra-tenant.ts";
 import { startProtectedTestApp } from "../../test/auth/protected-test-app.ts";

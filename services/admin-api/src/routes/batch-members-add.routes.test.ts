@@ -1,7 +1,12 @@
 import { insertBatch, insertMembers, listMembers, transitionBatch, transitionMember } from "@matoolkit/db";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startApiHarness, testRunbookYaml, type ApiHarness, type ApiResponse } from "../../test/api-test-harness.ts";
+import {
+  startApiHarness,
+  testRunbookYaml,
+  type ApiHarness,
+  type ApiResponse,
+} from "../../test/api-test-harness.ts";
 import { defaultRequestLimits } from "../http/request-limits.ts";
 import {
   expectDocumentedBody,

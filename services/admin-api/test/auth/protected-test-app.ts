@@ -3,7 +3,7 @@
 import type { AddressInfo } from "node:net";
 import express from "express";
 import { authenticate, principalOf, requireReadAccess, requireRole } from "../../src/auth/middleware.ts";
-import type { TokenVerifier } from "../../src/auth/verify-token.ts";
+import type { TokenVerifier } from "@matoolkit/auth";
 
 export interface ProtectedTestApp {
   readonly baseUrl: string;
