@@ -1,5 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { WorkflowContext, WorkflowDefinition, WorkflowEngine, WorkflowTask } from "../../src/ports/index.ts";
+import type {
+  WorkflowContext,
+  WorkflowDefinition,
+  WorkflowEngine,
+  WorkflowTask,
+} from "../../src/ports/index.ts";
 
 /**
  * What every WorkflowEngine adapter must do for the batch workflow to be correct: the embedded

@@ -3,7 +3,10 @@ import { MatoolkitError, reasonCodes } from "@matoolkit/domain";
 import { redeemInvitations } from "@matoolkit/simulated-tenant";
 import type { GraphClient } from "../../tenant/graph-client.ts";
 import { invokeWithThrottleRetry } from "../../throttle-retry.ts";
-import { startSimulatedFixture, type SimulatedFixture } from "../../../test/functions/contract/simulated-fixture.ts";
+import {
+  startSimulatedFixture,
+  type SimulatedFixture,
+} from "../../../test/functions/contract/simulated-fixture.ts";
 import { settledReplicas } from "../../../test/functions/contract/settled-replicas.ts";
 import type { TenantFixture } from "../../../test/functions/contract/tenant-fixture.ts";
 import type { FunctionModule } from "../worker-function.ts";

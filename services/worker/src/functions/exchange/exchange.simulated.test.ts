@@ -3,7 +3,10 @@ import { NonRetriableError, reasonCodes, type WorkerJobMessage } from "@matoolki
 import type { TenantSeedInput } from "@matoolkit/simulated-tenant";
 import { executeJob } from "../../execute-job.ts";
 import { invokeWithThrottleRetry } from "../../throttle-retry.ts";
-import { startSimulatedFixture, type SimulatedFixture } from "../../../test/functions/contract/simulated-fixture.ts";
+import {
+  startSimulatedFixture,
+  type SimulatedFixture,
+} from "../../../test/functions/contract/simulated-fixture.ts";
 import { settledReplicas } from "../../../test/functions/contract/settled-replicas.ts";
 import { createFunctionRegistry } from "../function-registry.ts";
 import type { WorkerFunction } from "../worker-function.ts";
