@@ -187,14 +187,18 @@ describe("production src/ folders import no test code", () => {
 
 describe("the production bundle is made of no test code", { timeout: 120_000 }, () => {
   // Inside the repository (node_modules/.cache), as build.test.ts does: externals resolve from there.
-  const cacheDir = join(repoRoot, "node_modules", ".cache");
-  mkdirSync(cacheDir, { recursive: true });
-  const outdir = mkdtempSync(join(cacheDir, "matoolkit-no-test-code-"));
+  // Made in beforeAll, not at collection, so `vitest list` leaves no folder behind.
+  let outdir: string | undefined;
   let built: BuildResult;
   beforeAll(async () => {
+    const cacheDir = join(repoRoot, "node_modules", ".cache");
+    mkdirSync(cacheDir, { recursive: true });
+    outdir = mkdtempSync(join(cacheDir, "matoolkit-no-test-code-"));
     built = await buildBundle(outdir);
   });
-  afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+  afterAll(() => {
+    if (outdir !== undefined) rmSync(outdir, { recursive: true, force: true });
+  });
 
   it("names each kind of test input it would refuse", () => {
     expect(
