@@ -12,6 +12,7 @@ ARG NODE_IMAGE=node:24-bookworm-slim
 FROM scratch AS manifests
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY libs/auth/package.json libs/auth/
 COPY libs/commands/package.json libs/commands/
 COPY libs/dapr-harness/package.json libs/dapr-harness/
 COPY libs/dapr-stand-in/package.json libs/dapr-stand-in/

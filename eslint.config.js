@@ -29,6 +29,8 @@ export default tseslint.config(
       "scripts/**",
       "bench/**",
       "libs/testing/**",
+      "libs/*/test/**",
+      "services/*/test/**",
       "**/*.test.ts",
       "vitest.config.ts",
     ],

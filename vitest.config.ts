@@ -5,6 +5,8 @@ export default defineConfig({
     include: [
       "libs/*/src/**/*.test.ts",
       "services/*/src/**/*.test.ts",
+      "libs/*/test/**/*.test.ts",
+      "services/*/test/**/*.test.ts",
       "scripts/**/*.test.ts",
       "drills/**/*.test.ts",
       "deploy/**/*.test.ts",

@@ -11,6 +11,8 @@ export default defineConfig({
     include: [
       "libs/*/src/**/*.real-dapr.test.ts",
       "services/*/src/**/*.real-dapr.test.ts",
+      "libs/*/test/**/*.real-dapr.test.ts",
+      "services/*/test/**/*.real-dapr.test.ts",
       "drills/**/*.real-dapr.test.ts",
     ],
     globalSetup: ["libs/testing/src/global-setup.ts"],

@@ -20,7 +20,7 @@ import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { issueLocalToken, localAuthConfigSchema } from "@matoolkit/admin-api/auth";
+import { issueLocalToken, localAuthConfigSchema } from "@matoolkit/auth";
 import { freePort } from "../drills/support/outage-readiness.ts";
 import {
   descendantsOf,

@@ -13,7 +13,7 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createDb, type Db } from "@matoolkit/db";
-import { seedAutomatedBatch } from "../services/all-in-one/src/test-support.ts";
+import { seedAutomatedBatch } from "../services/all-in-one/test/test-support.ts";
 import type { DrillContext, DrillOutcome } from "./drill.ts";
 import {
   drillRunbook,

@@ -32,7 +32,7 @@ import {
 } from "../../libs/runtime/src/topology.ts";
 import { daprApps } from "../../scripts/dapr-config/dapr-conventions.ts";
 import { adminApiConfigFromEnv } from "../../services/admin-api/src/admin-api-config.ts";
-import { authConfigFromEnv } from "../../services/admin-api/src/auth/auth-config.ts";
+import { authConfigFromEnv } from "../../libs/auth/src/auth-config.ts";
 import { adminApiPart } from "../../services/admin-api/src/compose.ts";
 import { orchestratorPart } from "../../services/orchestrator/src/compose.ts";
 import { orchestratorConfigFromEnv } from "../../services/orchestrator/src/orchestrator-config.ts";

@@ -1,5 +1,5 @@
 import type { Db } from "@matoolkit/db";
-import { seedAutomatedBatch } from "../../services/all-in-one/src/test-support.ts";
+import { seedAutomatedBatch } from "../../services/all-in-one/test/test-support.ts";
 
 /** The duplicate-delivery drill's runbook: one phase of `steps` steps of `Drill-Effect`. */
 export function duplicateRunbook(name: string, steps: readonly string[]): string {

@@ -20,6 +20,8 @@ export interface BuildResult {
   readonly bytes: number;
   /** npm packages the bundle imports (resolved at run time from node_modules). */
   readonly externals: readonly string[];
+  /** Every file the bundle was made from (its metafile's inputs), relative to the repository. */
+  readonly inputs: readonly string[];
 }
 
 export async function buildBundle(outdir = join(repoRoot, "dist")): Promise<BuildResult> {
@@ -45,7 +47,14 @@ export async function buildBundle(outdir = join(repoRoot, "dist")): Promise<Buil
   assertProductionDependencies(externals);
   copyFileSync(join(import.meta.dirname, healthcheckName), join(dirname(outfile), healthcheckName));
   const output = result.metafile.outputs[relative(process.cwd(), outfile).split(sep).join("/")];
-  return { outfile, bytes: output?.bytes ?? 0, externals };
+  return {
+    outfile,
+    bytes: output?.bytes ?? 0,
+    externals,
+    inputs: Object.keys(result.metafile.inputs)
+      .map((input) => relative(repoRoot, resolve(input)).split(sep).join("/"))
+      .sort(),
+  };
 }
 
 /**

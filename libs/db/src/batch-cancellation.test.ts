@@ -7,7 +7,7 @@ import { listEvents } from "./events.repository.ts";
 import { insertInits, listInitsByBatch, transitionInit } from "./inits.repository.ts";
 import { insertPhases, listPhases, transitionPhase } from "./phases.repository.ts";
 import { insertSteps, listStepsByBatch } from "./steps.repository.ts";
-import { seedBatch, stepRow, stepThrough } from "./test-fixtures.ts";
+import { seedBatch, stepRow, stepThrough } from "../test/test-fixtures.ts";
 
 let testDb: TestDatabase;
 let db: Db;

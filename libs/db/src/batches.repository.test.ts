@@ -11,7 +11,7 @@ import {
 import type { Db } from "./connection.ts";
 import { listEvents } from "./events.repository.ts";
 import { publishRunbook } from "./runbooks.repository.ts";
-import { uniqueName } from "./test-fixtures.ts";
+import { uniqueName } from "../test/test-fixtures.ts";
 
 let testDb: TestDatabase;
 let db: Db;

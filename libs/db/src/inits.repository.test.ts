@@ -11,7 +11,7 @@ import {
   transitionInit,
 } from "./inits.repository.ts";
 import type { NewInitExecution } from "./inits.table.ts";
-import { seedBatch } from "./test-fixtures.ts";
+import { seedBatch } from "../test/test-fixtures.ts";
 
 let testDb: TestDatabase;
 let db: Db;

@@ -10,7 +10,7 @@ import {
 import { transitionMember } from "./members.repository.ts";
 import { insertPhases } from "./phases.repository.ts";
 import { insertSteps, listStepsByPhase } from "./steps.repository.ts";
-import { seedBatch, stepRow, stepThrough } from "./test-fixtures.ts";
+import { seedBatch, stepRow, stepThrough } from "../test/test-fixtures.ts";
 
 let testDb: TestDatabase;
 let db: Db;

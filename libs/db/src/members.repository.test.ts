@@ -9,7 +9,7 @@ import {
   mergeWorkerData,
   transitionMember,
 } from "./members.repository.ts";
-import { seedBatch } from "./test-fixtures.ts";
+import { seedBatch } from "../test/test-fixtures.ts";
 
 let testDb: TestDatabase;
 let db: Db;

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "./connection.ts";
 import { listEvents } from "./events.repository.ts";
 import { getPhase, insertPhases, listPhases, transitionPhase } from "./phases.repository.ts";
-import { seedBatch } from "./test-fixtures.ts";
+import { seedBatch } from "../test/test-fixtures.ts";
 
 let testDb: TestDatabase;
 let db: Db;

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "./connection.ts";
 import { appendEvent, listEvents, MAX_EVENT_REASON_LENGTH } from "./events.repository.ts";
 import { listRollbacks, recordRollbackStep, type RollbackStepRecord } from "./rollback-events.ts";
-import { seedBatch } from "./test-fixtures.ts";
+import { seedBatch } from "../test/test-fixtures.ts";
 
 let testDb: TestDatabase;
 let db: Db;

@@ -10,7 +10,7 @@ import {
   listRunbookVersions,
   publishRunbook,
 } from "./runbooks.repository.ts";
-import { uniqueName } from "./test-fixtures.ts";
+import { uniqueName } from "../test/test-fixtures.ts";
 
 let testDb: TestDatabase;
 let db: Db;

@@ -16,7 +16,7 @@ import {
   transitionStep,
 } from "./steps.repository.ts";
 import type { StepExecution } from "./steps.table.ts";
-import { seedBatch, stepRow, type SeededBatch } from "./test-fixtures.ts";
+import { seedBatch, stepRow, type SeededBatch } from "../test/test-fixtures.ts";
 
 let testDb: TestDatabase;
 let db: Db;

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "./connection.ts";
 import { insertInits, listInitsByBatch, listStuckInits, transitionInit } from "./inits.repository.ts";
 import { insertSteps, listStepsByPhase, listStuckSteps, transitionStep } from "./steps.repository.ts";
-import { seedBatch, stepRow } from "./test-fixtures.ts";
+import { seedBatch, stepRow } from "../test/test-fixtures.ts";
 
 let testDb: TestDatabase;
 let db: Db;

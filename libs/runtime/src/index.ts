@@ -13,7 +13,7 @@ export { createDurableTaskWorkflowEngine } from "./embedded/durabletask-workflow
 export type { DurableTaskEngineOptions } from "./embedded/durabletask-workflow-engine.ts";
 export type { OutboxRelay, OutboxRelayOptions } from "./outbox/outbox-relay.ts";
 // The adapter contract suites import vitest, so they are not exported here (production code
-// imports this entry point): see ./contract/index.ts.
+// imports this entry point): see ../test/contract/index.ts.
 export { createDaprRuntime } from "./dapr/create-dapr-runtime.ts";
 export type { DaprRuntime, DaprRuntimeOptions, DaprTimersKind } from "./dapr/create-dapr-runtime.ts";
 export type { DaprJobsApiVersion } from "./dapr/dapr-jobs-client.ts";

@@ -8,7 +8,7 @@ import type { Logger, MessageBus } from "@matoolkit/runtime";
 import { createAdminApi } from "./app.ts";
 import { createReadiness } from "./http/readiness.ts";
 import type { TokenVerifier } from "./auth/index.ts";
-import type { SignInConfig } from "./auth/sign-in-config.ts";
+import type { SignInConfig } from "@matoolkit/auth";
 import type { RequestLimits } from "./http/request-limits.ts";
 import type { TenantChangeSource } from "./routes/tenant-changes.routes.ts";
 

@@ -13,7 +13,7 @@ import {
   type Metrics,
 } from "@matoolkit/runtime";
 import type { TokenVerifier } from "./auth/index.ts";
-import type { SignInConfig } from "./auth/sign-in-config.ts";
+import type { SignInConfig } from "@matoolkit/auth";
 import { serveDashboard } from "./http/dashboard-static.ts";
 import { errorHandler } from "./http/api-error.ts";
 import { problemDetails, sendProblem } from "./http/problem-details.ts";

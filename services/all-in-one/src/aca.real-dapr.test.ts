@@ -4,11 +4,11 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { topics } from "@matoolkit/domain";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
-import { automatedLifecycleScenarios } from "./automated-lifecycle.scenarios.ts";
-import { batchWorkflowScenarios } from "./batch-workflow.scenarios.ts";
-import { manualBatchScenarios } from "./manual-batch.scenarios.ts";
-import { realDaprProfile, type RealDaprRuntime } from "./real-dapr-profile.ts";
-import { standardLibraryScenarios } from "./standard-library.scenarios.ts";
+import { automatedLifecycleScenarios } from "../test/automated-lifecycle.scenarios.ts";
+import { batchWorkflowScenarios } from "../test/batch-workflow.scenarios.ts";
+import { manualBatchScenarios } from "../test/manual-batch.scenarios.ts";
+import { realDaprProfile, type RealDaprRuntime } from "../test/real-dapr-profile.ts";
+import { standardLibraryScenarios } from "../test/standard-library.scenarios.ts";
 import { startAll, type RunningSystem } from "./start-all.ts";
 
 /**

@@ -1,5 +1,5 @@
-import { embeddedProfile } from "./runtime-profiles.ts";
-import { standardLibraryScenarios } from "./standard-library.scenarios.ts";
+import { embeddedProfile } from "../test/runtime-profiles.ts";
+import { standardLibraryScenarios } from "../test/standard-library.scenarios.ts";
 
 // The contoso-to-fabrikam rehearsal on a simulated tenant having a bad day (the `chaos` profile:
 // flapping replicas, a write replica that lags new objects, Exchange concurrency refusals): the

@@ -11,7 +11,7 @@ import {
   startDaprd,
   type Daprd,
 } from "@matoolkit/dapr-harness";
-import { openNatsBroker, type BrokerSetup } from "./real-broker-setup.ts";
+import { openNatsBroker, type BrokerSetup } from "../test/real-broker-setup.ts";
 
 const repoRoot = resolve(import.meta.dirname, "../../..");
 const topic = "orchestrator-events";

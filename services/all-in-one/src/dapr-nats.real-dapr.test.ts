@@ -1,8 +1,8 @@
-import { automatedLifecycleScenarios } from "./automated-lifecycle.scenarios.ts";
-import { batchWorkflowScenarios } from "./batch-workflow.scenarios.ts";
-import { manualBatchScenarios } from "./manual-batch.scenarios.ts";
-import { realDaprProfile } from "./real-dapr-profile.ts";
-import { standardLibraryScenarios } from "./standard-library.scenarios.ts";
+import { automatedLifecycleScenarios } from "../test/automated-lifecycle.scenarios.ts";
+import { batchWorkflowScenarios } from "../test/batch-workflow.scenarios.ts";
+import { manualBatchScenarios } from "../test/manual-batch.scenarios.ts";
+import { realDaprProfile } from "../test/real-dapr-profile.ts";
+import { standardLibraryScenarios } from "../test/standard-library.scenarios.ts";
 
 /**
  * The shared end-to-end scenarios on REAL daprd, placement and scheduler

@@ -4,9 +4,9 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTaskHubSidecarStandIn, type TaskHubSidecarStandIn } from "@matoolkit/runtime/testing";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
-import { daprProfile, type OpenedRuntime } from "./runtime-profiles.ts";
+import { daprProfile, type OpenedRuntime } from "../test/runtime-profiles.ts";
 import { startAll, type RunningSystem } from "./start-all.ts";
-import { eventually, seedAutomatedBatch } from "./test-support.ts";
+import { eventually, seedAutomatedBatch } from "../test/test-support.ts";
 
 /**
  * The whole system in the dapr profile against a workflow sidecar with daprd ≤1.17's start-up

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { issueLocalToken } from "@matoolkit/admin-api";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { startAll, type RunningSystem } from "./start-all.ts";
-import { eventually } from "./test-support.ts";
+import { eventually } from "../test/test-support.ts";
 
 /**
  * Issue 11, outages, on a PostgreSQL server (DATABASE_URL): every connection of the system is cut,

@@ -13,7 +13,7 @@ import {
   type FunctionModule,
   type WorkerService,
 } from "@matoolkit/worker";
-import { eventually, seedAutomatedBatch } from "./test-support.ts";
+import { eventually, seedAutomatedBatch } from "../test/test-support.ts";
 
 /**
  * At-least-once delivery at its worst: EVERY message on every subscription (orchestrator events,

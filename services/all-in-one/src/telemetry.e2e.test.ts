@@ -12,7 +12,7 @@ import {
 } from "@matoolkit/runtime/testing";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { startAll, type RunningSystem } from "./start-all.ts";
-import { eventually } from "./test-support.ts";
+import { eventually } from "../test/test-support.ts";
 
 const repoRoot = resolve(import.meta.dirname, "../../..");
 const example = (name: string) => readFileSync(join(repoRoot, "examples", name), "utf8");

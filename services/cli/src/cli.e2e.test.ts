@@ -3,11 +3,11 @@ import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadOrCreateLocalSigningKey } from "@matoolkit/admin-api";
+import { loadOrCreateLocalSigningKey } from "@matoolkit/auth";
 import { startAll, type RunningSystem } from "@matoolkit/all-in-one";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { runCli } from "./run.ts";
-import { repoRoot, runCliInProcess, runCliProcess, startCli, type CliResult } from "./testing/cli-process.ts";
+import { repoRoot, runCliInProcess, runCliProcess, startCli, type CliResult } from "../test/cli-process.ts";
 
 /**
  * The real `matoolkit` binary, run as a child process against the whole system (admin API,

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startAll, type RunningSystem } from "@matoolkit/all-in-one";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
-import { runCliInProcess, runCliProcess, type CliResult } from "./testing/cli-process.ts";
+import { runCliInProcess, runCliProcess, type CliResult } from "../test/cli-process.ts";
 
 /**
  * `runbook plan` and `batch report` (issue 12) against the embedded system, as cli.e2e.test.ts

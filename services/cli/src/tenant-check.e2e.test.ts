@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startAll, type RunningSystem } from "@matoolkit/all-in-one";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
-import { runCliProcess, type CliResult } from "./testing/cli-process.ts";
+import { runCliProcess, type CliResult } from "../test/cli-process.ts";
 
 /**
  * Issue 27's "done when": `matoolkit tenant check` against the simulated tenant names a permission

@@ -9,7 +9,7 @@ import path from "node:path";
 import { issueLocalToken } from "@matoolkit/admin-api";
 import { startAll } from "@matoolkit/all-in-one";
 import type { Page } from "playwright-core";
-import { launchChromium, signedInPage } from "../src/testing/chromium.ts";
+import { launchChromium, signedInPage } from "../test/chromium.ts";
 import { buildDashboard, dashboardRoot, isDashboardBuildStale } from "./dashboard-build.ts";
 
 const repoRoot = path.resolve(dashboardRoot, "../..");

@@ -12,7 +12,7 @@ import {
   startHarness,
   type Harness,
   type SeededBatch,
-} from "./test-harness.ts";
+} from "../test/test-harness.ts";
 import {
   batchStatus,
   findStep,
@@ -21,7 +21,7 @@ import {
   stepOf,
   stepsOf,
   transitionsOf,
-} from "./test-queries.ts";
+} from "../test/test-queries.ts";
 
 /**
  * 000 "Race Condition Safety" and "Per-Member Progression" on the real stack: duplicate and

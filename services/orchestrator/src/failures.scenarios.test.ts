@@ -10,7 +10,7 @@ import {
   startHarness,
   type Harness,
   type SeededBatch,
-} from "./test-harness.ts";
+} from "../test/test-harness.ts";
 import {
   batchStatus,
   memberStatuses,
@@ -18,7 +18,7 @@ import {
   stepOf,
   stepsOf,
   transitionsOf,
-} from "./test-queries.ts";
+} from "../test/test-queries.ts";
 
 /** 000 "Polling Protocol" and "Retry Protocol" with the worker's diagnostic functions. */
 let h: Harness;

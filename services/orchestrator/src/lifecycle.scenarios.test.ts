@@ -12,7 +12,7 @@ import {
   startHarness,
   type Harness,
   type SeededBatch,
-} from "./test-harness.ts";
+} from "../test/test-harness.ts";
 import {
   batchStatus,
   findStep,
@@ -22,7 +22,7 @@ import {
   stepOf,
   stepsOf,
   transitionsOf,
-} from "./test-queries.ts";
+} from "../test/test-queries.ts";
 
 /** Init, templates and worker outputs, member removal and catch-up (000 "Protocols"). */
 let h: Harness;

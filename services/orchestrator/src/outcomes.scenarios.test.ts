@@ -10,8 +10,8 @@ import {
   startHarness,
   type Harness,
   type SeededBatch,
-} from "./test-harness.ts";
-import { batchStatus } from "./test-queries.ts";
+} from "../test/test-harness.ts";
+import { batchStatus } from "../test/test-queries.ts";
 
 /**
  * Issue 12 outcomes: an ended phase or batch says how it went for its members (succeeded,

@@ -16,8 +16,8 @@ import {
   startHarness,
   type Harness,
   type SeededBatch,
-} from "./test-harness.ts";
-import { batchStatus, phaseStatuses, stepOf, stepsOf, transitionsOf } from "./test-queries.ts";
+} from "../test/test-harness.ts";
+import { batchStatus, phaseStatuses, stepOf, stepsOf, transitionsOf } from "../test/test-queries.ts";
 
 /**
  * Pause and resume (issue 12), on the orchestrator assembled as in production: while a batch is

@@ -9,8 +9,8 @@ import {
   seedBatch,
   startHarness,
   type Harness,
-} from "./test-harness.ts";
-import { batchStatus, stepsOf, transitionsOf } from "./test-queries.ts";
+} from "../test/test-harness.ts";
+import { batchStatus, stepsOf, transitionsOf } from "../test/test-queries.ts";
 
 /**
  * phase-due creates and starts a phase's members in chunks (the harness uses 2 per transaction):

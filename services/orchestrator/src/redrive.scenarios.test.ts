@@ -19,7 +19,7 @@ import {
   startHarness,
   type Harness,
   type SeededBatch,
-} from "./test-harness.ts";
+} from "../test/test-harness.ts";
 import {
   batchStatus,
   memberStatuses,
@@ -27,7 +27,7 @@ import {
   stepOf,
   stepsOf,
   transitionsOf,
-} from "./test-queries.ts";
+} from "../test/test-queries.ts";
 
 /**
  * Issue 12 redrive, end to end through the orchestrator and a real worker: the redrive transaction

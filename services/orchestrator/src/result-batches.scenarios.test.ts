@@ -10,8 +10,8 @@ import {
   seedBatch,
   startHarness,
   type Harness,
-} from "./test-harness.ts";
-import { batchStatus, memberStatuses, stepOf, stepsOf, transitionsOf } from "./test-queries.ts";
+} from "../test/test-harness.ts";
+import { batchStatus, memberStatuses, stepOf, stepsOf, transitionsOf } from "../test/test-queries.ts";
 
 /**
  * Results are processed in batches (one transaction, set-based transitions): a batch that mixes

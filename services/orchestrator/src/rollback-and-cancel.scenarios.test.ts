@@ -13,7 +13,7 @@ import {
   startHarness,
   type Harness,
   type SeededBatch,
-} from "./test-harness.ts";
+} from "../test/test-harness.ts";
 import {
   annotationsOf,
   batchStatus,
@@ -22,7 +22,7 @@ import {
   stepOf,
   stepsOf,
   transitionsOf,
-} from "./test-queries.ts";
+} from "../test/test-queries.ts";
 
 /** Rollback dispatches on the timeline (issue 3 item 4) and batch cancellation (item 6). */
 let h: Harness;

@@ -10,7 +10,7 @@ import {
   seedBatch,
   startHarness,
   type Harness,
-} from "./test-harness.ts";
+} from "../test/test-harness.ts";
 import {
   annotationsOf,
   batchStatus,
@@ -20,7 +20,7 @@ import {
   stepsOf,
   transitionsOf,
   type StepView,
-} from "./test-queries.ts";
+} from "../test/test-queries.ts";
 
 /** Stuck executions (issue 3 item 8): dispatched, the worker never answers. */
 let h: Harness;

@@ -9,8 +9,8 @@ import {
   seedBatch,
   startHarness,
   type Harness,
-} from "./test-harness.ts";
-import { stepsOf, transitionsOf } from "./test-queries.ts";
+} from "../test/test-harness.ts";
+import { stepsOf, transitionsOf } from "../test/test-queries.ts";
 
 /**
  * A worker that stays throttled (HTTP 429 past its in-runspace retries) reports the failure with

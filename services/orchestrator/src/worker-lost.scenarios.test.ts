@@ -12,8 +12,8 @@ import {
   WORKER_ID,
   type Harness,
   type SeededBatch,
-} from "./test-harness.ts";
-import { batchStatus, memberStatuses, stepOf, stepsOf } from "./test-queries.ts";
+} from "../test/test-harness.ts";
+import { batchStatus, memberStatuses, stepOf, stepsOf } from "../test/test-queries.ts";
 
 /**
  * Issue 11: the worker running a step is killed mid-job. Its job message comes back (the bus

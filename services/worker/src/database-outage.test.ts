@@ -10,7 +10,7 @@ import {
 } from "@matoolkit/runtime";
 import { createDb, type Db } from "@matoolkit/db";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
-import { startDatabaseOutageProxy, type DatabaseOutageProxy } from "./database-outage.test-support.ts";
+import { startDatabaseOutageProxy, type DatabaseOutageProxy } from "../test/database-outage.test-support.ts";
 import { createFunctionRegistry } from "./functions/function-registry.ts";
 import { safeToRepeat } from "./functions/worker-function.ts";
 import { handleJobDelivery, type JobDeliveryDeps } from "./handle-job-delivery.ts";

@@ -1,6 +1,6 @@
 import { createLogger } from "@matoolkit/runtime";
-import { createFixtureBase } from "../src/functions/contract/fixture-base.ts";
-import type { TenantFixture } from "../src/functions/contract/tenant-fixture.ts";
+import { createFixtureBase } from "../test/functions/contract/fixture-base.ts";
+import type { TenantFixture } from "../test/functions/contract/tenant-fixture.ts";
 import { createTenantClients } from "../src/tenant/create-tenant-clients.ts";
 import { tenantConfigFromEnv } from "../src/tenant/tenant-config.ts";
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe } from "vitest";
-import { entraContract } from "../src/functions/entra/entra.contract.ts";
-import { exchangeContract } from "../src/functions/exchange/exchange.contract.ts";
+import { entraContract } from "../test/functions/entra/entra.contract.ts";
+import { exchangeContract } from "../test/functions/exchange/exchange.contract.ts";
 import { startRealTenantFixture, type RealTenantFixture } from "./real-tenant-fixture.ts";
 
 // The same suites `npm test` runs against the simulated tenant, here against the tenant the

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DataSourceConfig } from "@matoolkit/domain";
 import { createDataSourceClient, DataSourceError } from "../index.ts";
-import { failureOf } from "../failure-of.ts";
+import { failureOf } from "../../test/failure-of.ts";
 
 let baseDir: string;
 

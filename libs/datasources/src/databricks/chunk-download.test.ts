@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { failureOf } from "../failure-of.ts";
+import { failureOf } from "../../test/failure-of.ts";
 import { downloadChunk } from "./chunk-download.ts";
 import { defaultRetryPolicy } from "./retry-policy.ts";
 

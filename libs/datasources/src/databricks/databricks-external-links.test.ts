@@ -1,5 +1,11 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { chunksOf, clientFor, columns, config, stopStandIn } from "./databricks-test-support.ts";
+import {
+  chunksOf,
+  clientFor,
+  columns,
+  config,
+  stopStandIn,
+} from "../../test/databricks/databricks-test-support.ts";
 
 /**
  * Results of any size: EXTERNAL_LINKS chunks downloaded from cloud storage (not the workspace),

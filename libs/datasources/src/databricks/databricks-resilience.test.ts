@@ -1,7 +1,14 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { DataSourceError } from "../datasource-error.ts";
-import { failureOf } from "../failure-of.ts";
-import { chunksOf, clientFor, columns, config, fastTiming, stopStandIn } from "./databricks-test-support.ts";
+import { failureOf } from "../../test/failure-of.ts";
+import {
+  chunksOf,
+  clientFor,
+  columns,
+  config,
+  fastTiming,
+  stopStandIn,
+} from "../../test/databricks/databricks-test-support.ts";
 
 /** Throttling, brief outages, failures after submit and cold warehouses. */
 afterEach(stopStandIn);

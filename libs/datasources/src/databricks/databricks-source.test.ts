@@ -1,7 +1,7 @@
 import type { TokenCredential } from "@azure/identity";
 import { afterEach, describe, expect, it } from "vitest";
 import { azureDatabricksScope, createDataSourceClient, DataSourceError } from "../index.ts";
-import { failureOf } from "../failure-of.ts";
+import { failureOf } from "../../test/failure-of.ts";
 import {
   clientFor,
   columns,
@@ -11,7 +11,7 @@ import {
   scopes,
   stopStandIn,
   token,
-} from "./databricks-test-support.ts";
+} from "../../test/databricks/databricks-test-support.ts";
 
 afterEach(stopStandIn);
 

@@ -3,7 +3,7 @@ import type { AccessToken, TokenCredential } from "@azure/identity";
 import { describe, expect, it } from "vitest";
 import type { DataSourceConfig } from "@matoolkit/domain";
 import { createDataSourceClient, DataSourceError } from "../index.ts";
-import { failureOf } from "../failure-of.ts";
+import { failureOf } from "../../test/failure-of.ts";
 import type { SqlServerConnectOptions, SqlServerConnector } from "./sql-server-connector.ts";
 
 const token = "fake-dataverse-token-7";

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import type { DataSourceConfig } from "@matoolkit/domain";
 import { createDataSourceClient, DataSourceError } from "../index.ts";
-import { failureOf } from "../failure-of.ts";
+import { failureOf } from "../../test/failure-of.ts";
 
 let database: TestDatabase;
 let query: (sql: string) => Promise<unknown>;

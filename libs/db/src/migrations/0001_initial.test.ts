@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../connection.ts";
 import { insertBatch } from "../batches.repository.ts";
 import { insertSteps } from "../steps.repository.ts";
-import { seedBatch, stepRow } from "../test-fixtures.ts";
+import { seedBatch, stepRow } from "../../test/test-fixtures.ts";
 import { migrations } from "./index.ts";
 
 const TABLES = [

@@ -2,7 +2,7 @@ import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../connection.ts";
-import { seedBatch } from "../test-fixtures.ts";
+import { seedBatch } from "../../test/test-fixtures.ts";
 import { migrations } from "./index.ts";
 
 let testDb: TestDatabase;

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { transitionBatch } from "../batches.repository.ts";
 import type { Db } from "../connection.ts";
 import { insertSteps } from "../steps.repository.ts";
-import { seedBatch, stepRow } from "../test-fixtures.ts";
+import { seedBatch, stepRow } from "../../test/test-fixtures.ts";
 import { migrations } from "./index.ts";
 
 let testDb: TestDatabase;

@@ -8,8 +8,8 @@ import {
 } from "@matoolkit/dapr-stand-in";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { afterAll, beforeAll } from "vitest";
-import { describeIdempotencyStoreContract } from "../contract/idempotency-store.contract.ts";
-import { describeMessageBusContract } from "../contract/message-bus.contract.ts";
+import { describeIdempotencyStoreContract } from "../../test/contract/idempotency-store.contract.ts";
+import { describeMessageBusContract } from "../../test/contract/message-bus.contract.ts";
 import { createLogger } from "../logger.ts";
 import { createDaprRuntime, type DaprTimersKind } from "./create-dapr-runtime.ts";
 

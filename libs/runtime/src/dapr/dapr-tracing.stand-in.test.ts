@@ -14,7 +14,7 @@ import { createLogger } from "../logger.ts";
 import type { Delivery } from "../ports/index.ts";
 import { instrumentMessageBus } from "../telemetry/instrumented-bus.ts";
 import { createMetrics } from "../telemetry/metrics.ts";
-import { parsePrometheusText, sampleValue } from "../telemetry/prometheus-text.ts";
+import { parsePrometheusText, sampleValue } from "../../test/telemetry/prometheus-text.ts";
 import { matoolkitTracer, startTracing, type Tracing } from "../telemetry/tracing.ts";
 import { createDaprRuntime, type DaprRuntime } from "./create-dapr-runtime.ts";
 

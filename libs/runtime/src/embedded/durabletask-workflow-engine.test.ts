@@ -1,4 +1,4 @@
-import { describeWorkflowEngineContract } from "../contract/index.ts";
+import { describeWorkflowEngineContract } from "../../test/contract/index.ts";
 import { createLogger } from "../logger.ts";
 import { createDurableTaskWorkflowEngine } from "./durabletask-workflow-engine.ts";
 

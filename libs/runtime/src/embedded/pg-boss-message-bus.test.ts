@@ -5,7 +5,7 @@ import type { TestDatabase } from "@matoolkit/testing";
 import { sql } from "kysely";
 import type PgBoss from "pg-boss";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { describeMessageBusContract } from "../contract/message-bus.contract.ts";
+import { describeMessageBusContract } from "../../test/contract/message-bus.contract.ts";
 import { createLogger } from "../logger.ts";
 import type { Delivery, MessageBus } from "../ports/index.ts";
 import { createBoss } from "./create-boss.ts";

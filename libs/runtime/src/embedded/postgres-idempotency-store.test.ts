@@ -1,5 +1,5 @@
 import { createTestDatabase } from "@matoolkit/testing";
-import { describeIdempotencyStoreContract } from "../contract/idempotency-store.contract.ts";
+import { describeIdempotencyStoreContract } from "../../test/contract/idempotency-store.contract.ts";
 import { createPostgresIdempotencyStore } from "./postgres-idempotency-store.ts";
 
 describeIdempotencyStoreContract("PostgreSQL idempotency_keys", async () => {

@@ -9,8 +9,8 @@ import { createEmbeddedRuntime, type EmbeddedRuntime } from "../embedded/create-
 import { createLogger } from "../logger.ts";
 import { startOutboxRelay, type OutboxRelay } from "../outbox/outbox-relay.ts";
 import type { Delivery, MessageBus } from "../ports/index.ts";
-import { startInMemoryTracing, type InMemoryTracing } from "./in-memory-tracing.ts";
-import { parsePrometheusText, sampleValue } from "./prometheus-text.ts";
+import { startInMemoryTracing, type InMemoryTracing } from "../../test/telemetry/in-memory-tracing.ts";
+import { parsePrometheusText, sampleValue } from "../../test/telemetry/prometheus-text.ts";
 import { startTelemetry, type Telemetry } from "./start-telemetry.ts";
 import { telemetryProperties } from "./trace-properties.ts";
 import { matoolkitTracer, otlpTracesUrl } from "./tracing.ts";

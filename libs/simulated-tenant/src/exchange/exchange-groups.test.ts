@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { startSimulatedTenant, type SimulatedTenant } from "../simulated-tenant.ts";
-import { invokeCommand } from "./invoke-command.test-helper.ts";
+import { invokeCommand } from "../../test/exchange/invoke-command.test-helper.ts";
 
 let tenant: SimulatedTenant | undefined;
 afterEach(async () => {

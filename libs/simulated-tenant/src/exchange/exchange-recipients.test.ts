@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { startSimulatedTenant, type SimulatedTenant } from "../simulated-tenant.ts";
 import { exchangeOnlineParameters, onPremisesOnlyParameters } from "./exchange-online-parameters.ts";
-import { invokeCommand } from "./invoke-command.test-helper.ts";
+import { invokeCommand } from "../../test/exchange/invoke-command.test-helper.ts";
 
 let tenant: SimulatedTenant | undefined;
 afterEach(async () => {

@@ -1,11 +1,10 @@
 import { generateKeyPair } from "jose";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { authConfigFromEnv } from "./auth-config.ts";
-import { createVerifierForConfig } from "./create-verifier.ts";
-import { startFakeEntraTenant } from "./fake-entra-tenant.ts";
-import type { FakeEntraTenant } from "./fake-entra-tenant.ts";
-import { startProtectedTestApp } from "./protected-test-app.ts";
-import type { ProtectedTestApp } from "./protected-test-app.ts";
+import { authConfigFromEnv, createVerifierForConfig } from "@matoolkit/auth";
+import { startFakeEntraTenant } from "../../test/auth/fake-entra-tenant.ts";
+import type { FakeEntraTenant } from "../../test/auth/fake-entra-tenant.ts";
+import { startProtectedTestApp } from "../../test/auth/protected-test-app.ts";
+import type { ProtectedTestApp } from "../../test/auth/protected-test-app.ts";
 
 // How the Entra key source lives with Entra's key publication: keys are kept a day, rotation is
 // picked up on an unknown kid, and a JWKS outage does not take the API down. Only Date is faked

@@ -2,12 +2,11 @@ import { randomUUID } from "node:crypto";
 import { generateKeyPair } from "jose";
 import type { JWTPayload } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { authConfigFromEnv } from "./auth-config.ts";
-import { createVerifierForConfig } from "./create-verifier.ts";
-import { startFakeEntraTenant } from "./fake-entra-tenant.ts";
-import type { EntraTokenVersion, FakeEntraTenant } from "./fake-entra-tenant.ts";
-import { startProtectedTestApp } from "./protected-test-app.ts";
-import type { ProtectedTestApp } from "./protected-test-app.ts";
+import { authConfigFromEnv, createVerifierForConfig } from "@matoolkit/auth";
+import { startFakeEntraTenant } from "../../test/auth/fake-entra-tenant.ts";
+import type { EntraTokenVersion, FakeEntraTenant } from "../../test/auth/fake-entra-tenant.ts";
+import { startProtectedTestApp } from "../../test/auth/protected-test-app.ts";
+import type { ProtectedTestApp } from "../../test/auth/protected-test-app.ts";
 
 // The auth test matrix of issue 16 in Entra mode: tokens shaped like real v1.0 and v2.0 Entra
 // access tokens, checked by the production verifier behind the production middleware.

@@ -4,13 +4,10 @@ import path from "node:path";
 import { base64url, SignJWT } from "jose";
 import type { JWTPayload } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createVerifierForConfig } from "./create-verifier.ts";
-import { issueLocalToken } from "./issue-local-token.ts";
-import { loadOrCreateLocalSigningKey } from "./local-signing-key.ts";
-import type { LocalSigningKey } from "./local-signing-key.ts";
-import type { AppRole } from "./principal.ts";
-import { startProtectedTestApp } from "./protected-test-app.ts";
-import type { ProtectedTestApp } from "./protected-test-app.ts";
+import { createVerifierForConfig, issueLocalToken, loadOrCreateLocalSigningKey } from "@matoolkit/auth";
+import type { AppRole, LocalSigningKey } from "@matoolkit/auth";
+import { startProtectedTestApp } from "../../test/auth/protected-test-app.ts";
+import type { ProtectedTestApp } from "../../test/auth/protected-test-app.ts";
 
 const issuer = "matoolkit-local";
 const audience = "api://matoolkit";

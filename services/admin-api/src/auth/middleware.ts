@@ -1,9 +1,14 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { problemDetails, sendProblem } from "../http/problem-details.ts";
-import { AuthError } from "./auth-error.ts";
-import { describeRoles, hasReadAccess, hasRoleOrAbove, readRoles, rolesGranting } from "./principal.ts";
-import type { AppRole, Principal } from "./principal.ts";
-import type { TokenVerifier } from "./verify-token.ts";
+import {
+  AuthError,
+  describeRoles,
+  hasReadAccess,
+  hasRoleOrAbove,
+  readRoles,
+  rolesGranting,
+} from "@matoolkit/auth";
+import type { AppRole, Principal, TokenVerifier } from "@matoolkit/auth";
 
 // RFC 6750 b64token: the only characters a bearer token may contain.
 const bearerHeaderPattern = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;

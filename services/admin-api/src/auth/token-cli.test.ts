@@ -5,7 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { decodeJwt } from "jose";
 import { afterAll, describe, expect, it } from "vitest";
-import { createVerifierForConfig } from "./create-verifier.ts";
+import { createVerifierForConfig } from "@matoolkit/auth";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../..");
 

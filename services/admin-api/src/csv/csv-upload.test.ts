@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { parseRunbookOrThrow } from "@matoolkit/domain";
-import { testRunbookYaml } from "../api-test-harness.ts";
+import { testRunbookYaml } from "../../test/api-test-harness.ts";
 import { CsvUpload, DEFAULT_SLICE_BYTES } from "./csv-upload.ts";
 import { parseMembersCsv } from "./parse-members-csv.ts";
 import { flawsByLine, flawsByLineOfPieces } from "./text-problems.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseRunbookOrThrow } from "@matoolkit/domain";
-import { testRunbookYaml } from "../api-test-harness.ts";
+import { testRunbookYaml } from "../../test/api-test-harness.ts";
 import { CsvUpload } from "./csv-upload.ts";
 import { parseMembersCsv } from "./parse-members-csv.ts";
 

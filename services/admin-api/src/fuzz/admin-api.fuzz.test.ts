@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startApiHarness, testRunbookYaml, type ApiHarness } from "../api-test-harness.ts";
+import { startApiHarness, testRunbookYaml, type ApiHarness } from "../../test/api-test-harness.ts";
 import { defaultRequestLimits } from "../http/request-limits.ts";
-import { mutate, mutateParameter, seededRandom, type Random } from "./mutations.ts";
+import { mutate, mutateParameter, seededRandom, type Random } from "../../test/fuzz/mutations.ts";
 
 /**
  * Thousands of mutated runbooks, CSVs, JSON bodies and path and query parameters against the real

@@ -6,9 +6,9 @@ import path from "node:path";
 import { createDataSourceClient } from "@matoolkit/datasources";
 import { createLogger } from "@matoolkit/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startApiHarness, type ApiHarness } from "../api-test-harness.ts";
+import { startApiHarness, type ApiHarness } from "../../test/api-test-harness.ts";
 import { createAdminApi } from "../app.ts";
-import { signInConfigOf } from "../auth/sign-in-config.ts";
+import { signInConfigOf } from "@matoolkit/auth";
 import { findDashboardDir } from "./dashboard-static.ts";
 import { createReadiness } from "./readiness.ts";
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startApiHarness, testRunbookYaml, type ApiHarness } from "../api-test-harness.ts";
+import { startApiHarness, testRunbookYaml, type ApiHarness } from "../../test/api-test-harness.ts";
 
 /**
  * 000 "Sensitive Data": member PII lives in batch_members.data_json and nowhere else. Error

@@ -4,7 +4,7 @@ import { createDataSourceClient } from "@matoolkit/datasources";
 import { createDb, type Db } from "@matoolkit/db";
 import { createLogger } from "@matoolkit/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startApiHarness, type ApiHarness } from "../api-test-harness.ts";
+import { startApiHarness, type ApiHarness } from "../../test/api-test-harness.ts";
 import { createAdminApi } from "../app.ts";
 import { problemDetailsSchema } from "./problem-details.ts";
 import { createReadiness } from "./readiness.ts";

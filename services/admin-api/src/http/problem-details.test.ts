@@ -2,7 +2,12 @@ import type { AddressInfo } from "node:net";
 import { createLogger } from "@matoolkit/runtime";
 import express from "express";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startApiHarness, testRunbookYaml, type ApiHarness, type ApiResponse } from "../api-test-harness.ts";
+import {
+  startApiHarness,
+  testRunbookYaml,
+  type ApiHarness,
+  type ApiResponse,
+} from "../../test/api-test-harness.ts";
 import { errorHandler } from "./api-error.ts";
 import { problemDetailsSchema } from "./problem-details.ts";
 import { problemCodes, problemTypes } from "./problem-types.ts";

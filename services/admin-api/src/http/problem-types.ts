@@ -1,4 +1,4 @@
-import type { AuthErrorCode } from "../auth/auth-error.ts";
+import type { AuthErrorCode } from "@matoolkit/auth";
 
 /**
  * The one place that maps an error code to its RFC 9457 problem type: the HTTP status(es) it is

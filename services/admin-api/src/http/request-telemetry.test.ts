@@ -5,7 +5,7 @@ import { createDataSourceClient } from "@matoolkit/datasources";
 import { createLogger, createMetrics, REQUEST_ID_HEADER } from "@matoolkit/runtime";
 import { parsePrometheusText, sampleValue } from "@matoolkit/runtime/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startApiHarness, type ApiHarness } from "../api-test-harness.ts";
+import { startApiHarness, type ApiHarness } from "../../test/api-test-harness.ts";
 import { createAdminApi } from "../app.ts";
 import { createReadiness } from "./readiness.ts";
 

@@ -1,5 +1,5 @@
 import type { Handler, Response } from "express";
-import type { SignInConfig } from "../auth/sign-in-config.ts";
+import type { SignInConfig } from "@matoolkit/auth";
 
 /**
  * Response headers that keep browsers from misusing what this server answers (issue 25 finding 5).

@@ -3,7 +3,7 @@ import express from "express";
 import type { AddressInfo } from "node:net";
 import { sql } from "kysely";
 import { createLogger } from "@matoolkit/runtime";
-import { startApiHarness, testRunbookYaml, type ApiHarness } from "../api-test-harness.ts";
+import { startApiHarness, testRunbookYaml, type ApiHarness } from "../../test/api-test-harness.ts";
 import { errorHandler } from "./api-error.ts";
 
 /**

@@ -14,7 +14,7 @@ import {
 import { createLogger } from "@matoolkit/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { startApiHarness, testRunbookYaml, type ApiHarness, type Json } from "../api-test-harness.ts";
+import { startApiHarness, testRunbookYaml, type ApiHarness, type Json } from "../../test/api-test-harness.ts";
 import { createAdminApi } from "../app.ts";
 import { createReadiness } from "../http/readiness.ts";
 import { adminApiOperations } from "./admin-api-operations.ts";

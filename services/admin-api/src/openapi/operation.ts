@@ -5,7 +5,7 @@ import type { OutboundPolicy, SecretKeyring } from "@matoolkit/platform";
 import type { MessageBus } from "@matoolkit/runtime";
 import type { z } from "zod";
 import type { AppRole, Principal } from "../auth/index.ts";
-import type { SignInConfig } from "../auth/sign-in-config.ts";
+import type { SignInConfig } from "@matoolkit/auth";
 import type { ApiErrorCode } from "../http/api-error.ts";
 import type { StatusOf } from "../http/problem-types.ts";
 import type { Readiness } from "../http/readiness.ts";

@@ -1,6 +1,6 @@
 import { insertBatch, insertSteps, listMembers, listPhases } from "@matoolkit/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startApiHarness, testRunbookYaml, type ApiHarness, type Json } from "../api-test-harness.ts";
+import { startApiHarness, testRunbookYaml, type ApiHarness, type Json } from "../../test/api-test-harness.ts";
 
 /**
  * The batch read routes look the batch up only when what they read is empty (rows reference their

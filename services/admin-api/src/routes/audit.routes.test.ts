@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startApiHarness, testRunbookYaml, type ApiHarness, type Json } from "../api-test-harness.ts";
+import { startApiHarness, testRunbookYaml, type ApiHarness, type Json } from "../../test/api-test-harness.ts";
 import { auditEventSchema } from "./audit.routes.ts";
-import { expectDocumentedBody } from "./batch-members.test-support.ts";
+import { expectDocumentedBody } from "../../test/routes/batch-members.test-support.ts";
 
 /**
  * GET /api/audit and the actor of every operator write (issue 12): who published, switched,

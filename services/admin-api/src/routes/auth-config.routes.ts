@@ -1,4 +1,4 @@
-import { signInConfigSchema } from "../auth/sign-in-config.ts";
+import { signInConfigSchema } from "@matoolkit/auth";
 import { defineOperation } from "../openapi/operation.ts";
 
 /**

@@ -8,7 +8,7 @@ import {
   TEST_SOURCE_DB_ENV,
   testRunbookYaml,
   type ApiHarness,
-} from "../api-test-harness.ts";
+} from "../../test/api-test-harness.ts";
 
 let harness: ApiHarness;
 const T1 = "2030-06-10T09:00:00.000Z";

@@ -8,7 +8,7 @@ import {
 } from "@matoolkit/db";
 import { topics } from "@matoolkit/domain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startApiHarness, testRunbookYaml, type ApiHarness, type Json } from "../api-test-harness.ts";
+import { startApiHarness, testRunbookYaml, type ApiHarness, type Json } from "../../test/api-test-harness.ts";
 
 /**
  * POST /api/batches/{id}/advance (000 "Manual Batch Lifecycle" step 2). The harness runs no

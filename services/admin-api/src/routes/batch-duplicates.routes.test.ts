@@ -1,8 +1,8 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startApiHarness, testRunbookYaml, type ApiHarness } from "../api-test-harness.ts";
+import { startApiHarness, testRunbookYaml, type ApiHarness } from "../../test/api-test-harness.ts";
 import { defaultRequestLimits } from "../http/request-limits.ts";
-import { expectProblem } from "./batch-members.test-support.ts";
+import { expectProblem } from "../../test/routes/batch-members.test-support.ts";
 
 /**
  * POST /api/batches refuses a double submit (issue 12): the same runbook and the same CSV (line

@@ -1,6 +1,6 @@
 import { insertSteps, listMembers, listPhases, transitionMember, transitionStep } from "@matoolkit/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startApiHarness, testRunbookYaml, type ApiHarness } from "../api-test-harness.ts";
+import { startApiHarness, testRunbookYaml, type ApiHarness } from "../../test/api-test-harness.ts";
 
 /** GET /api/batches/{id}/grid and …/progress: the dashboard's grid and chart reads (issue 13). */
 let harness: ApiHarness;

@@ -1,14 +1,19 @@
 import { insertBatch, insertMembers, listMembers, transitionBatch, transitionMember } from "@matoolkit/db";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startApiHarness, testRunbookYaml, type ApiHarness, type ApiResponse } from "../api-test-harness.ts";
+import {
+  startApiHarness,
+  testRunbookYaml,
+  type ApiHarness,
+  type ApiResponse,
+} from "../../test/api-test-harness.ts";
 import { defaultRequestLimits } from "../http/request-limits.ts";
 import {
   expectDocumentedBody,
   expectNothingWritten,
   expectProblem,
   tablesOf,
-} from "./batch-members.test-support.ts";
+} from "../../test/routes/batch-members.test-support.ts";
 import { addMembersResponseSchema } from "./batch-members.routes.ts";
 
 /**

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startApiHarness, testRunbookYaml, type ApiHarness, type Json } from "../api-test-harness.ts";
+import { startApiHarness, testRunbookYaml, type ApiHarness, type Json } from "../../test/api-test-harness.ts";
 
 /**
  * GET /api/batches/{id}/members pages by keyset (`limit`, `afterId`) and still answers every

@@ -1,12 +1,12 @@
 import { insertBatch, insertMembers, listMembers, transitionBatch, transitionMember } from "@matoolkit/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startApiHarness, testRunbookYaml, type ApiHarness } from "../api-test-harness.ts";
+import { startApiHarness, testRunbookYaml, type ApiHarness } from "../../test/api-test-harness.ts";
 import {
   expectDocumentedBody,
   expectNothingWritten,
   expectProblem,
   tablesOf,
-} from "./batch-members.test-support.ts";
+} from "../../test/routes/batch-members.test-support.ts";
 import { removeMemberResponseSchema } from "./batch-members.routes.ts";
 
 /**

@@ -8,7 +8,7 @@ import {
   transitionStep,
 } from "@matoolkit/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startApiHarness, testRunbookYaml, type ApiHarness, type Json } from "../api-test-harness.ts";
+import { startApiHarness, testRunbookYaml, type ApiHarness, type Json } from "../../test/api-test-harness.ts";
 
 /**
  * POST /api/batches/{id}/pause and …/resume (issue 12). The harness runs no orchestrator, so a

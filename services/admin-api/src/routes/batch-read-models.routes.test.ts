@@ -13,7 +13,7 @@ import {
 } from "@matoolkit/db";
 import type { ExecutionEvent } from "@matoolkit/domain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startApiHarness, testRunbookYaml, type ApiHarness, type Json } from "../api-test-harness.ts";
+import { startApiHarness, testRunbookYaml, type ApiHarness, type Json } from "../../test/api-test-harness.ts";
 
 /** Member counts on the batch and phase read models, the events timeline, rollbacks on steps. */
 let harness: ApiHarness;

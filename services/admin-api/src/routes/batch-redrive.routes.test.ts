@@ -16,7 +16,7 @@ import {
   type StepExecution,
 } from "@matoolkit/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startApiHarness, testRunbookYaml, type ApiHarness, type Json } from "../api-test-harness.ts";
+import { startApiHarness, testRunbookYaml, type ApiHarness, type Json } from "../../test/api-test-harness.ts";
 
 /**
  * POST /api/batches/{id}/redrive. The harness runs no orchestrator: a batch whose member failed is

@@ -1,7 +1,7 @@
 import { insertSteps, listMembers, listPhases, transitionMember, transitionStep } from "@matoolkit/db";
 import { parse } from "csv-parse/sync";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startApiHarness, testRunbookYaml, type ApiHarness } from "../api-test-harness.ts";
+import { startApiHarness, testRunbookYaml, type ApiHarness } from "../../test/api-test-harness.ts";
 import { batchReport } from "../read-models/batch-report.ts";
 
 /** GET /api/batches/{id}/report.csv: one row per member, three columns per step, streamed. */

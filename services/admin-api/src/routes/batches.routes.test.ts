@@ -9,7 +9,7 @@ import {
 } from "@matoolkit/db";
 import { batchMachine } from "@matoolkit/domain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startApiHarness, testRunbookYaml, type ApiHarness, type Json } from "../api-test-harness.ts";
+import { startApiHarness, testRunbookYaml, type ApiHarness, type Json } from "../../test/api-test-harness.ts";
 
 let harness: ApiHarness;
 

@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startApiHarness, testRunbookYaml, type ApiHarness, type ApiResponse } from "../api-test-harness.ts";
+import {
+  startApiHarness,
+  testRunbookYaml,
+  type ApiHarness,
+  type ApiResponse,
+} from "../../test/api-test-harness.ts";
 
 /**
  * The three app roles, each including the one below (issue 12): Reader reads; Operator also runs

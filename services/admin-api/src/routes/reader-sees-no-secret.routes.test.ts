@@ -1,7 +1,7 @@
 import { listMembers, listStepsByBatch } from "@matoolkit/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ApiHarness } from "../api-test-harness.ts";
-import { startApiHarness } from "../api-test-harness.ts";
+import type { ApiHarness } from "../../test/api-test-harness.ts";
+import { startApiHarness } from "../../test/api-test-harness.ts";
 import { adminApiOperations } from "../openapi/admin-api-operations.ts";
 import {
   plantedCsv,
@@ -9,7 +9,7 @@ import {
   plantedSecrets,
   plantSecretBatch,
   RUNBOOK_NAME,
-} from "./planted-secrets.test-support.ts";
+} from "../../test/routes/planted-secrets.test-support.ts";
 
 /**
  * Issue 25 finding 3: secrets are masked in every read model, for every role. A batch's members

@@ -9,10 +9,10 @@ import {
   testRunbookYaml,
   type ApiHarness,
   type ApiResponse,
-} from "../api-test-harness.ts";
+} from "../../test/api-test-harness.ts";
 import { issueLocalToken } from "../auth/index.ts";
 import { runbookPlanSchema } from "../read-models/runbook-plan-schemas.ts";
-import { expectDocumentedBody, expectProblem } from "./batch-members.test-support.ts";
+import { expectDocumentedBody, expectProblem } from "../../test/routes/batch-members.test-support.ts";
 
 /** POST /api/runbooks/{name}/plan: the dry run from a CSV or the data source; nothing written. */
 let harness: ApiHarness;

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startApiHarness, testRunbookYaml, type ApiHarness } from "../api-test-harness.ts";
-import { expectProblem } from "./batch-members.test-support.ts";
+import { startApiHarness, testRunbookYaml, type ApiHarness } from "../../test/api-test-harness.ts";
+import { expectProblem } from "../../test/routes/batch-members.test-support.ts";
 
 /** GET /api/runbooks/{name}/template (000 "Download CSV template"). */
 let harness: ApiHarness;

@@ -1,7 +1,7 @@
 import { insertBatch, transitionBatch } from "@matoolkit/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startApiHarness, testRunbookYaml, type ApiHarness } from "../api-test-harness.ts";
-import { expectDocumentedBody, expectProblem } from "./batch-members.test-support.ts";
+import { startApiHarness, testRunbookYaml, type ApiHarness } from "../../test/api-test-harness.ts";
+import { expectDocumentedBody, expectProblem } from "../../test/routes/batch-members.test-support.ts";
 import { deactivateRunbookVersionResponseSchema } from "./runbook-versions.routes.ts";
 
 /** DELETE /api/runbooks/{name}/versions/{v} (000 "Deactivate version"). */

@@ -1,7 +1,7 @@
 import { routingProperties, topics } from "@matoolkit/domain";
 import { workerJobsSubscription, type Delivery } from "@matoolkit/runtime";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { startApiHarness, testRunbookYaml, type ApiHarness, type Json } from "../api-test-harness.ts";
+import { startApiHarness, testRunbookYaml, type ApiHarness, type Json } from "../../test/api-test-harness.ts";
 
 let harness: ApiHarness;
 

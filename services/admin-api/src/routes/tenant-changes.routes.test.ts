@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startApiHarness, testRunbookYaml, type ApiHarness } from "../api-test-harness.ts";
-import { expectDocumentedBody } from "./batch-members.test-support.ts";
+import { startApiHarness, testRunbookYaml, type ApiHarness } from "../../test/api-test-harness.ts";
+import { expectDocumentedBody } from "../../test/routes/batch-members.test-support.ts";
 import { maskSecretProperties, tenantChangeSchema, type TenantChange } from "./tenant-changes.routes.ts";
 import { z } from "zod";
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TenantCheckReport, TenantCheckRequest } from "@matoolkit/domain";
-import { startApiHarness, type ApiHarness } from "../api-test-harness.ts";
+import { startApiHarness, type ApiHarness } from "../../test/api-test-harness.ts";
 
 /**
  * POST /api/tenant/check: the API reads the runbook and hands every step to the worker's check

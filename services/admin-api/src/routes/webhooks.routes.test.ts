@@ -1,6 +1,6 @@
 import { getWebhookForDelivery, listPhases, transitionBatch, transitionPhase, type Db } from "@matoolkit/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startApiHarness, testRunbookYaml, type ApiHarness, type Json } from "../api-test-harness.ts";
+import { startApiHarness, testRunbookYaml, type ApiHarness, type Json } from "../../test/api-test-harness.ts";
 
 /** Issue 12: webhook registration (secret shown once), deliveries, ping; outcomes on batch reads. */
 let harness: ApiHarness;

@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startApiHarness, type ApiHarness, type Json } from "../api-test-harness.ts";
+import { startApiHarness, type ApiHarness, type Json } from "../../test/api-test-harness.ts";
 
 /**
  * Issue 25, findings 2, 7 and 8 at the API: webhook URLs are checked against the outbound

@@ -1,7 +1,6 @@
 import { access } from "node:fs/promises";
-// Module paths, not @matoolkit/admin-api: its index loads the whole API (see config-keys.ts).
-import { issueLocalToken, localAuthConfigSchema, localSigningKeyPath } from "@matoolkit/admin-api/auth";
-import type { AppRole } from "@matoolkit/admin-api/auth";
+import { issueLocalToken, localAuthConfigSchema, localSigningKeyPath } from "@matoolkit/auth";
+import type { AppRole } from "@matoolkit/auth";
 import { CliError, exitCodes } from "../errors.ts";
 import type { TokenSource } from "./token-source.ts";
 

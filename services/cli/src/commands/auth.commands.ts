@@ -6,7 +6,7 @@ import {
   localKeyExists,
   requireLocalKey,
 } from "../auth/local-token.ts";
-import { localSigningKeyPath } from "@matoolkit/admin-api/auth";
+import { localSigningKeyPath } from "@matoolkit/auth";
 import { action, type CommandRuntime } from "./action.ts";
 import type { Session } from "./session.ts";
 

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadOrCreateLocalSigningKey } from "@matoolkit/admin-api";
+import { loadOrCreateLocalSigningKey } from "@matoolkit/auth";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../run.ts";
 

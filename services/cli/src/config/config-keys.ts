@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { usageError } from "../errors.ts";
-// The module path, not the package: @matoolkit/admin-api's index loads the whole API (express,
-// kysely, every route), which costs the CLI most of a second on every start.
-import { appRoles } from "@matoolkit/admin-api/auth";
+// The shared auth library, not @matoolkit/admin-api: the API's index loads express, kysely and
+// every route, which would cost the CLI most of a second on every start.
+import { appRoles } from "@matoolkit/auth";
 
 const guid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const domain = /^[a-z0-9-]+(\.[a-z0-9-]+)+$/i;

@@ -1,5 +1,5 @@
 import path from "node:path";
-import type { AppRole } from "@matoolkit/admin-api/auth";
+import type { AppRole } from "@matoolkit/auth";
 import {
   configKeyNames,
   configKeys,

@@ -47,7 +47,7 @@ function notify(): void {
   for (const listener of listeners) listener();
 }
 
-/** Admin includes Operator includes Reader (as services/admin-api/src/auth/principal.ts). */
+/** Admin includes Operator includes Reader (as libs/auth/src/principal.ts). */
 const ladder: readonly Role[] = ["Reader", "Operator", "Admin"];
 
 export function hasRoleOrAbove(session: Session | undefined, role: Role): boolean {

@@ -2,8 +2,8 @@ import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startBrowserHarness, type BrowserHarness } from "../testing/browser-harness.ts";
-import { createBatch, exampleCsv, publishPilot } from "../pages/batch/testing/batch-fixtures.ts";
+import { startBrowserHarness, type BrowserHarness } from "../../test/browser-harness.ts";
+import { createBatch, exampleCsv, publishPilot } from "../../test/pages/batch/batch-fixtures.ts";
 
 /**
  * Issue 13 asks for an accessible dashboard (keyboard, labels, contrast). axe-core, the engine

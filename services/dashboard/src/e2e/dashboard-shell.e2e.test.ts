@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startBrowserHarness, type BrowserHarness } from "../testing/browser-harness.ts";
+import { startBrowserHarness, type BrowserHarness } from "../../test/browser-harness.ts";
 
 /**
  * The dashboard in headless Chromium against the whole system (start-all on the test database,

@@ -1,6 +1,6 @@
 import type { Request } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startBrowserHarness, type BrowserHarness } from "../testing/browser-harness.ts";
+import { startBrowserHarness, type BrowserHarness } from "../../test/browser-harness.ts";
 
 /**
  * Entra mode: the dashboard learns the authority, client id and scopes from GET /api/auth/config

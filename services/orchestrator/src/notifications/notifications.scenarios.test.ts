@@ -29,8 +29,8 @@ import {
   startHarness,
   type Harness,
   type SeededBatch,
-} from "../test-harness.ts";
-import { batchStatus } from "../test-queries.ts";
+} from "../../test/test-harness.ts";
+import { batchStatus } from "../../test/test-queries.ts";
 import { handleNotificationMessage, type DeliverySettings } from "./notifier.ts";
 import { verifyWebhookSignature } from "./signature.ts";
 

@@ -2,7 +2,7 @@ import { insertBatch, insertPhases, listPhases, publishRunbook, transitionBatch 
 import { createDurableTaskWorkflowEngine, createLogger, type WorkflowEngine } from "@matoolkit/runtime";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { membersWith, runbookYaml, seedBatch } from "../test-seed.ts";
+import { membersWith, runbookYaml, seedBatch } from "../../test/test-seed.ts";
 import { batchInstanceId } from "./batch-workflow.ts";
 import { createBatchWorkflowHost, type BatchWorkflowHost } from "./batch-workflow-host.ts";
 import { progressBatch } from "./progress-batch.ts";

@@ -12,7 +12,7 @@ import {
   takeOutbox,
   writeCsv,
   type SchedulerHarness,
-} from "../test-support.ts";
+} from "../../test/test-support.ts";
 import { processRunbook } from "./process-runbook.ts";
 
 /**

@@ -11,7 +11,7 @@ import {
   startSchedulerHarness,
   takeOutbox,
   type SchedulerHarness,
-} from "../test-support.ts";
+} from "../../test/test-support.ts";
 
 /** 000 "Immediate batching": now rounded to 5 minutes; members already in a batch are filtered out. */
 let harness: SchedulerHarness;

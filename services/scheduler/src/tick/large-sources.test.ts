@@ -11,7 +11,7 @@ import {
   startSchedulerHarness,
   takeOutbox,
   type SchedulerHarness,
-} from "../test-support.ts";
+} from "../../test/test-support.ts";
 import { runSchedulerTick, type RunbookOutcome } from "./run-scheduler-tick.ts";
 
 /**

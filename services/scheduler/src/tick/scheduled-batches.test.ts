@@ -11,7 +11,7 @@ import {
   startSchedulerHarness,
   takeOutbox,
   type SchedulerHarness,
-} from "../test-support.ts";
+} from "../../test/test-support.ts";
 
 /**
  * 000 "Automated Batch Lifecycle" and "Member Synchronization" with a `postgres` source whose

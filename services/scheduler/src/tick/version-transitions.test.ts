@@ -11,7 +11,7 @@ import {
   takeOutbox,
   type PhaseSpec,
   type SchedulerHarness,
-} from "../test-support.ts";
+} from "../../test/test-support.ts";
 
 /**
  * 000 "Version Transition Protocol": version N+1 published while a batch runs. The batch starts

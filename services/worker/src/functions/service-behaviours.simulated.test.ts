@@ -2,7 +2,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { MatoolkitError, reasonCodes, type ReasonCode } from "@matoolkit/domain";
 import type { SimulatedTenantOptions } from "@matoolkit/simulated-tenant";
 import { invokeWithThrottleRetry } from "../throttle-retry.ts";
-import { startSimulatedFixture, type SimulatedFixture } from "./contract/simulated-fixture.ts";
+import {
+  startSimulatedFixture,
+  type SimulatedFixture,
+} from "../../test/functions/contract/simulated-fixture.ts";
 import { createEntraFunctions } from "./entra/index.ts";
 import { createExchangeFunctions } from "./exchange/index.ts";
 import type { FunctionModule } from "./worker-function.ts";

@@ -1,6 +1,6 @@
 import { openRealSidecar, type RealSidecarFixture } from "@matoolkit/dapr-harness";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { describeWorkflowEngineContract } from "../../contract/index.ts";
+import { describeWorkflowEngineContract } from "../../../test/contract/index.ts";
 import { createLogger } from "../../logger.ts";
 import type { WorkflowContext, WorkflowEngine } from "../../ports/index.ts";
 import { createDaprAppServer } from "../dapr-app-server.ts";

@@ -1,6 +1,6 @@
 import { createServer } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { describeWorkflowEngineContract } from "../../contract/index.ts";
+import { describeWorkflowEngineContract } from "../../../test/contract/index.ts";
 import { createLogger } from "../../logger.ts";
 import type { WorkflowContext, WorkflowEngine, WorkflowInstanceStatus } from "../../ports/index.ts";
 import { createDaprWorkflowEngine } from "./dapr-workflow-engine.ts";
@@ -8,11 +8,11 @@ import { loadDaprWorkflowSdk } from "./dapr-workflow-sdk.ts";
 import {
   startTaskHubSidecarStandIn,
   type TaskHubSidecarStandIn,
-} from "./testing/task-hub-sidecar-stand-in.ts";
+} from "../../../test/dapr/workflow/task-hub-sidecar-stand-in.ts";
 import { toWorkflowInstanceStatus } from "./workflow-instance-status.ts";
 
 // Dapr's real WorkflowRuntime and DaprWorkflowClient, over gRPC, against a stand-in of the
-// sidecar's workflow API (see testing/task-hub-sidecar-stand-in.ts): no daprd runs here.
+// sidecar's workflow API (see libs/runtime/test/dapr/workflow/task-hub-sidecar-stand-in.ts): no daprd runs here.
 const logger = createLogger({ level: "silent", name: "dapr-workflow-test" });
 const token = "test-api-token";
 

@@ -2,11 +2,11 @@ import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promise
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCliProcess } from "../../testing/cli-process.ts";
+import { runCliProcess } from "../../../test/cli-process.ts";
 import {
   startFakeDeviceCodeAuthority,
   type FakeAuthority,
-} from "../../testing/fake-device-code-authority.ts";
+} from "../../../test/fake-device-code-authority.ts";
 
 const clientId = "3f1c9a5e-2b7d-4c8e-9f10-1a2b3c4d5e6f";
 const scope = "api://matoolkit-test/access_as_user";

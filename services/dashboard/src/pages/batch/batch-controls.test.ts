@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startBrowserHarness, type BrowserHarness } from "../../testing/browser-harness.ts";
+import { startBrowserHarness, type BrowserHarness } from "../../../test/browser-harness.ts";
 import {
   confirmAction,
   createBatch,
@@ -8,7 +8,7 @@ import {
   publishPilot,
   waitForApiStatus,
   waitForBatchStatus,
-} from "./testing/batch-fixtures.ts";
+} from "../../../test/pages/batch/batch-fixtures.ts";
 
 /**
  * The batch page's pause/resume (and a 409 shown with its reason), and the virtualised grid: a

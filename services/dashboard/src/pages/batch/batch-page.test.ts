@@ -1,12 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startBrowserHarness, type BrowserHarness } from "../../testing/browser-harness.ts";
+import { startBrowserHarness, type BrowserHarness } from "../../../test/browser-harness.ts";
 import {
   confirmAction,
   createBatch,
   exampleCsv,
   publishPilot,
   waitForBatchStatus,
-} from "./testing/batch-fixtures.ts";
+} from "../../../test/pages/batch/batch-fixtures.ts";
 
 /**
  * The batch page end to end in headless Chromium: a batch created from examples/members-one-fails.csv

@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MatoolkitError, reasonCodes } from "@matoolkit/domain";
 import type { TenantSeedInput } from "@matoolkit/simulated-tenant";
-import { startSimulatedFixture, type SimulatedFixture } from "../contract/simulated-fixture.ts";
-import { settledReplicas } from "../contract/settled-replicas.ts";
+import {
+  startSimulatedFixture,
+  type SimulatedFixture,
+} from "../../../test/functions/contract/simulated-fixture.ts";
+import { settledReplicas } from "../../../test/functions/contract/settled-replicas.ts";
 import type { GraphClient, GraphRequest } from "../../tenant/graph-client.ts";
 import type { FunctionModule } from "../worker-function.ts";
 import { groupPath, userPath } from "./graph-paths.ts";

@@ -3,9 +3,12 @@ import { MatoolkitError, reasonCodes } from "@matoolkit/domain";
 import { redeemInvitations } from "@matoolkit/simulated-tenant";
 import type { GraphClient } from "../../tenant/graph-client.ts";
 import { invokeWithThrottleRetry } from "../../throttle-retry.ts";
-import { startSimulatedFixture, type SimulatedFixture } from "../contract/simulated-fixture.ts";
-import { settledReplicas } from "../contract/settled-replicas.ts";
-import type { TenantFixture } from "../contract/tenant-fixture.ts";
+import {
+  startSimulatedFixture,
+  type SimulatedFixture,
+} from "../../../test/functions/contract/simulated-fixture.ts";
+import { settledReplicas } from "../../../test/functions/contract/settled-replicas.ts";
+import type { TenantFixture } from "../../../test/functions/contract/tenant-fixture.ts";
 import type { FunctionModule } from "../worker-function.ts";
 import {
   addMember,
@@ -14,8 +17,8 @@ import {
   createUser,
   expectFailure,
   readUser,
-} from "./entra-contract-objects.ts";
-import { entraContract } from "./entra.contract.ts";
+} from "../../../test/functions/entra/entra-contract-objects.ts";
+import { entraContract } from "../../../test/functions/entra/entra.contract.ts";
 import { createEntraFunctions } from "./index.ts";
 
 describe("Entra functions on the simulated tenant (contract)", () => {

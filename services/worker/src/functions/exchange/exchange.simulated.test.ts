@@ -3,11 +3,14 @@ import { NonRetriableError, reasonCodes, type WorkerJobMessage } from "@matoolki
 import type { TenantSeedInput } from "@matoolkit/simulated-tenant";
 import { executeJob } from "../../execute-job.ts";
 import { invokeWithThrottleRetry } from "../../throttle-retry.ts";
-import { startSimulatedFixture, type SimulatedFixture } from "../contract/simulated-fixture.ts";
-import { settledReplicas } from "../contract/settled-replicas.ts";
+import {
+  startSimulatedFixture,
+  type SimulatedFixture,
+} from "../../../test/functions/contract/simulated-fixture.ts";
+import { settledReplicas } from "../../../test/functions/contract/settled-replicas.ts";
 import { createFunctionRegistry } from "../function-registry.ts";
 import type { WorkerFunction } from "../worker-function.ts";
-import { exchangeContract } from "./exchange.contract.ts";
+import { exchangeContract } from "../../../test/functions/exchange/exchange.contract.ts";
 import { createExchangeFunctions } from "./index.ts";
 
 const functions = createExchangeFunctions({ lookupPatience: { attempts: 2, delayMs: 20 } });

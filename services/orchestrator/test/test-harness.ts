@@ -1,0 +1,175 @@
+import { randomBytes } from "node:crypto";
+import { createDb, type Db } from "@matoolkit/db";
+import {
+  routingProperties,
+  topics,
+  type OrchestratorEventType,
+  type WorkerResultMessage,
+} from "@matoolkit/domain";
+import {
+  createEmbeddedRuntime,
+  createLogger,
+  declareStaticTopology,
+  declareWorkerPools,
+  type EmbeddedRuntime,
+  type MessageBus,
+} from "@matoolkit/runtime";
+import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
+import { createFunctionRegistry, startWorkerService, type WorkerService } from "@matoolkit/worker";
+import type { OrchestratorContext } from "../src/context.ts";
+import type { NotifierOptions } from "../src/notifications/notifier.ts";
+import { SecretKeyring, secretKeyOf } from "@matoolkit/platform";
+import {
+  handleOrchestratorEvent,
+  processWorkerResults,
+  startOrchestratorService,
+} from "../src/orchestrator-service.ts";
+import { createScenarioFunctions, type WorkerCall } from "./test-worker-functions.ts";
+
+export * from "./test-seed.ts";
+export type { WorkerCall } from "./test-worker-functions.ts";
+
+/**
+ * The orchestrator assembled as in production (real PostgreSQL, embedded bus, outbox relay, a
+ * real worker) for scenario tests. Every worker function call is recorded, so a test can count
+ * jobs; `Hold` blocks until its gate opens, so a test controls when a step answers.
+ */
+export const WORKER_ID = "worker-01";
+
+export interface Harness {
+  /** The test database's own pool, for assertions. */
+  readonly db: Db;
+  readonly bus: MessageBus;
+  readonly orchestrator: OrchestratorContext;
+  /** Seals the secrets of webhooks a test inserts directly (the notifier opens them with it). */
+  readonly secrets: SecretKeyring;
+  /** Every worker function invocation, in call order. */
+  readonly calls: WorkerCall[];
+  /** Opens the gate a `Hold` step waits on (params `Gate`). */
+  open(gate: string): void;
+  stop(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  /** Webhook delivery settings (short backoff, a test clock) for notification scenarios. */
+  readonly notifier?: NotifierOptions;
+  /** The webhook secrets key; default a fresh random one (Harness.secrets). */
+  readonly secrets?: SecretKeyring;
+}
+
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const database: TestDatabase = await createTestDatabase();
+  const secrets = options.secrets ?? new SecretKeyring(secretKeyOf(randomBytes(32)));
+  const logger = createLogger({ level: "silent", name: "test" });
+  // The services get a pool of their own, sized like a service's: the relay needs two connections
+  // per pass and the orchestrator one per concurrent handler.
+  const serviceDb = createDb({ connectionString: database.url, maxConnections: 20 });
+  let runtime: EmbeddedRuntime | undefined;
+  let worker: WorkerService | undefined;
+  try {
+    runtime = await createEmbeddedRuntime({
+      connectionString: database.url,
+      db: serviceDb,
+      logger,
+      pollingIntervalSeconds: 0.1,
+      retryDelaySeconds: 0,
+      retryBackoff: false,
+    });
+    await declareStaticTopology(runtime.bus);
+    await declareWorkerPools(runtime.bus, [WORKER_ID]);
+    await runtime.startOutboxRelay({ pollIntervalMs: 100 });
+    // Phase steps created 2 members per transaction: every scenario with 3+ members goes through
+    // the chunked start and its later chunks (production: 500).
+    const orchestrator = await startOrchestratorService({
+      db: serviceDb,
+      bus: runtime.bus,
+      logger,
+      phaseStartChunk: 2,
+      secrets,
+      ...(options.notifier === undefined ? {} : { notifier: options.notifier }),
+    });
+    const functions = createScenarioFunctions();
+    worker = await startWorkerService({
+      bus: runtime.bus,
+      idempotency: runtime.idempotency,
+      logger,
+      workerId: WORKER_ID,
+      concurrency: 16,
+      jobTimeoutMs: 20_000,
+      registry: createFunctionRegistry(functions.module),
+    });
+    const started = { runtime, worker };
+    return {
+      db: database.db,
+      bus: runtime.bus,
+      orchestrator,
+      secrets,
+      calls: functions.calls,
+      open: functions.open,
+      stop: async () => {
+        await started.worker.stop();
+        await started.runtime.stop();
+        await serviceDb.destroy();
+        await database.drop();
+      },
+    };
+  } catch (error) {
+    await worker?.stop();
+    await runtime?.stop();
+    await serviceDb.destroy();
+    await database.drop();
+    throw error;
+  }
+}
+
+/** Publishes to `orchestrator-events` as the scheduler or the admin API would. */
+export async function publishEvent(
+  bus: MessageBus,
+  type: OrchestratorEventType,
+  body: Record<string, unknown>,
+  messageId: string,
+): Promise<void> {
+  await bus.publish({
+    id: messageId,
+    topic: topics.orchestratorEvents,
+    properties: { [routingProperties.messageType]: type },
+    body,
+  });
+}
+
+/** Runs the orchestrator's event handler on this process, as a delivery would. */
+export function deliverEvent(
+  ctx: OrchestratorContext,
+  type: OrchestratorEventType,
+  body: Record<string, unknown>,
+  messageId: string,
+): Promise<void> {
+  return handleOrchestratorEvent(ctx, {
+    id: messageId,
+    topic: topics.orchestratorEvents,
+    properties: { [routingProperties.messageType]: type },
+    body,
+    deliveryCount: 1,
+  });
+}
+
+/** Runs the result processor on this process exactly as the worker-results subscription does. */
+export function deliverResult(ctx: OrchestratorContext, result: WorkerResultMessage): Promise<void> {
+  return processWorkerResults(ctx, [result]);
+}
+
+/** Polls `read` until `done` holds (bounded): outcomes are awaited, never slept for. */
+export async function eventually<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
