@@ -1,6 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startBrowserHarness, type BrowserHarness } from "../../testing/browser-harness.ts";
-import { createBatch, exampleCsv, publishPilot, waitForApiStatus } from "./testing/batch-fixtures.ts";
+import { startBrowserHarness, type BrowserHarness } from "../../../test/browser-harness.ts";
+import {
+  createBatch,
+  exampleCsv,
+  publishPilot,
+  waitForApiStatus,
+} from "../../../test/pages/batch/batch-fixtures.ts";
 
 /**
  * The batch page speaks in members, phases and steps (issue 26): the grid's phase and step
