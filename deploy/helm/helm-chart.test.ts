@@ -7,6 +7,7 @@
  * with, zod schemas of the KEDA resources, and the code: app ids, ports, variables, subscriptions
  * and commands.
  */
+import Ajv from "ajv";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -95,7 +96,8 @@ function render(valuesFile: string | undefined, extra: readonly string[] = []): 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Schemas of the custom resources (Dapr: the repository's own; KEDA: its documented fields)
+// Schemas: Kubernetes' (kubernetes-models), the Dapr and KEDA CRDs' published ones, and
+// stricter ones of the custom resources (Dapr: the repository's own; KEDA: its documented fields)
 
 const kubernetesKinds: Record<string, { validate(object: unknown): void }> = {
   "v1/ServiceAccount": { validate: (o) => new coreV1.ServiceAccount(o as never).validate() },
@@ -147,11 +149,51 @@ const triggerAuthenticationSchema = z.strictObject({
   }),
 });
 
+/**
+ * The published CRD schemas of the Dapr and KEDA resources the chart renders (excerpts vendored
+ * in crd-schemas/, each naming its source), read as the API server's strict field validation
+ * does (`kubectl apply --validate=strict`): a field the schema does not list is an error, except
+ * where the CRD keeps unknown fields (x-kubernetes-preserve-unknown-fields).
+ */
+const crdValidators = (() => {
+  const ajv = new Ajv({ allErrors: true, nullable: true, unknownFormats: "ignore", logger: false });
+  const closed = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(closed);
+    if (node === null || typeof node !== "object") return node;
+    const schema = Object.fromEntries(Object.entries(node).map(([key, value]) => [key, closed(value)]));
+    if (
+      schema.properties !== undefined &&
+      schema.additionalProperties === undefined &&
+      schema["x-kubernetes-preserve-unknown-fields"] !== true
+    )
+      schema.additionalProperties = false;
+    return schema;
+  };
+  const validators = new Map<string, (object: unknown) => void>();
+  for (const file of readdirSync(join(root, "deploy", "helm", "crd-schemas"))) {
+    const schemas = parse(readFileSync(join(root, "deploy", "helm", "crd-schemas", file), "utf8")) as Record<
+      string,
+      object
+    >;
+    for (const [key, schema] of Object.entries(schemas)) {
+      const validate = ajv.compile(closed(schema) as object);
+      validators.set(key, (object) => {
+        if (validate(object) !== true)
+          throw new Error(`${key} (${file}): ${ajv.errorsText(validate.errors)}`);
+      });
+    }
+  }
+  return validators;
+})();
+
 function validateObject(object: K8sObject): void {
   const key = `${object.apiVersion}/${object.kind}`;
   const { source: _source, text: _text, ...plain } = object;
   const kubernetes = kubernetesKinds[key];
   if (kubernetes) return kubernetes.validate(plain);
+  const crd = crdValidators.get(key);
+  if (crd === undefined) throw new Error(`${object.source}: no CRD schema for ${key}`);
+  crd(plain);
   switch (key) {
     case "dapr.io/v1alpha1/Component": {
       componentSchema.parse(plain);
@@ -395,6 +437,22 @@ describe.each(ciFiles)("chart rendered with ci/%s", (valuesFile) => {
       } catch (error) {
         throw new Error(`${object.source} ${object.kind}/${object.metadata.name}: ${String(error)}`);
       }
+    }
+  });
+
+  it("would refuse a misspelled field in every Dapr and KEDA resource it renders (the CRD schemas list their fields)", () => {
+    // kubernetes-models' validators accept fields they do not know (their schemas are open): a
+    // misspelling in a core kind is caught only where it breaks a type or a required field.
+    const custom = objects.filter((object) => crdValidators.has(`${object.apiVersion}/${object.kind}`));
+    expect(new Set(custom.map((object) => object.kind)).size).toBeGreaterThanOrEqual(
+      broker === "servicebus" ? 5 : 3,
+    );
+    for (const object of custom) {
+      const misspelled = structuredClone(object) as K8sObject & { spec: Record<string, unknown> };
+      misspelled.spec = { ...misspelled.spec, scope: ["x"] };
+      expect(() => validateObject(misspelled), `${object.kind} with a misspelled field`).toThrow(
+        /should NOT have additional properties/,
+      );
     }
   });
 
