@@ -20,7 +20,7 @@ import * as networkingV1 from "kubernetes-models/networking.k8s.io/v1";
 import * as policyV1 from "kubernetes-models/policy/v1";
 import * as coreV1 from "kubernetes-models/v1";
 import { beforeAll, describe, expect, it } from "vitest";
-import { parse, parseAllDocuments } from "yaml";
+import { parse, parseAllDocuments, stringify } from "yaml";
 import { z } from "zod";
 import { unknownMetadataFieldProblems } from "../../scripts/dapr-config/component-metadata-fields.ts";
 import {
@@ -46,8 +46,9 @@ const ciFiles = readdirSync(join(chartDir, "ci"))
 /** The image's commands (deployment contract). */
 const imageCommands = ["all-in-one", "admin-api", "orchestrator", "scheduler", "worker", "migrate"];
 
-/** The helm binary: built by the pretest hook (then found in milliseconds). */
+/** helm and kube-validate: built by the pretest hook (then found in milliseconds). */
 let helm = "";
+let kubeValidate = "";
 
 interface RenderResult {
   readonly status: number | null;
@@ -185,6 +186,23 @@ const crdValidators = (() => {
   }
   return validators;
 })();
+
+/**
+ * Built-in kinds decoded strictly by Kubernetes' own types (kube-validate, built with helm): an
+ * unknown or duplicated field fails, as `kubectl apply --validate=strict`. One entry per
+ * document: its kind, and its error or whether it is a custom resource (skipped).
+ */
+function strictDecode(
+  manifests: string,
+): { kind: string; name: string; error?: string; skipped?: boolean }[] {
+  const result = spawnSync(kubeValidate, [], { input: manifests, encoding: "utf8" });
+  if (result.error) throw result.error;
+  if (result.status !== 0) throw new Error(`kube-validate failed: ${result.stderr}`);
+  return result.stdout
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => JSON.parse(line) as { kind: string; name: string; error?: string; skipped?: boolean });
+}
 
 function validateObject(object: K8sObject): void {
   const key = `${object.apiVersion}/${object.kind}`;
@@ -338,7 +356,10 @@ function parseServiceConfig(service: string, env: Record<string, string>): void 
 
 beforeAll(async () => {
   // Milliseconds when built (npm test's pretest builds it); minutes on a fresh machine.
-  helm = (await installHelm({ env: process.env, log: (line) => console.log(`helm: ${line}`) })).binary;
+  ({ binary: helm, kubeValidate } = await installHelm({
+    env: process.env,
+    log: (line) => console.log(`helm: ${line}`),
+  }));
 }, 1_200_000);
 
 describe("helm template and helm lint (the real Helm)", () => {
@@ -431,6 +452,15 @@ describe.each(ciFiles)("chart rendered with ci/%s", (valuesFile) => {
 
   it("validates every object against its schema (Kubernetes, Dapr, KEDA)", () => {
     expect(objects.length).toBeGreaterThan(10);
+    const decoded = strictDecode(objects.map((object) => object.text).join("---\n"));
+    expect(decoded.map(({ kind, name }) => `${kind}/${name}`)).toEqual(
+      objects.map((object) => `${object.kind}/${object.metadata.name}`),
+    );
+    expect(decoded.filter((entry) => entry.error !== undefined)).toEqual([]);
+    // Every built-in kind is one Kubernetes' types know; only the Dapr and KEDA ones are skipped.
+    expect(decoded.filter((entry) => entry.skipped).map((entry) => entry.kind)).toEqual(
+      objects.filter((object) => crdValidators.has(`${object.apiVersion}/${object.kind}`)).map((o) => o.kind),
+    );
     for (const object of objects) {
       try {
         validateObject(object);
@@ -440,19 +470,29 @@ describe.each(ciFiles)("chart rendered with ci/%s", (valuesFile) => {
     }
   });
 
-  it("would refuse a misspelled field in every Dapr and KEDA resource it renders (the CRD schemas list their fields)", () => {
-    // kubernetes-models' validators accept fields they do not know (their schemas are open): a
-    // misspelling in a core kind is caught only where it breaks a type or a required field.
-    const custom = objects.filter((object) => crdValidators.has(`${object.apiVersion}/${object.kind}`));
-    expect(new Set(custom.map((object) => object.kind)).size).toBeGreaterThanOrEqual(
-      broker === "servicebus" ? 5 : 3,
-    );
-    for (const object of custom) {
-      const misspelled = structuredClone(object) as K8sObject & { spec: Record<string, unknown> };
-      misspelled.spec = { ...misspelled.spec, scope: ["x"] };
-      expect(() => validateObject(misspelled), `${object.kind} with a misspelled field`).toThrow(
-        /should NOT have additional properties/,
-      );
+  it("would refuse a misspelled field in every kind it renders (strict decoding, closed CRD schemas)", () => {
+    const kinds = new Map<string, K8sObject>();
+    for (const object of objects) kinds.set(`${object.apiVersion}/${object.kind}`, object);
+    expect(kinds.size).toBeGreaterThanOrEqual(broker === "servicebus" ? 11 : 9);
+    for (const [key, object] of kinds) {
+      const {
+        source: _source,
+        text: _text,
+        ...plain
+      } = structuredClone(object) as K8sObject & {
+        spec?: Record<string, unknown>;
+      };
+      const misspelled = plain as Record<string, unknown> & { spec?: Record<string, unknown> };
+      if (misspelled.spec !== undefined) misspelled.spec = { ...misspelled.spec, scope: ["x"] };
+      else misspelled.dataa = {};
+      if (crdValidators.has(key)) {
+        expect(() => validateObject({ ...object, ...misspelled } as K8sObject), key).toThrow(
+          /should NOT have additional properties/,
+        );
+      } else {
+        const [decoded] = strictDecode(stringify(misspelled));
+        expect(decoded?.error, key).toMatch(/strict decoding error: unknown field "(spec\.scope|dataa)"/);
+      }
     }
   });
 

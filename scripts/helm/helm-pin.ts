@@ -6,6 +6,10 @@
  * Helm 3.22.0's go.mod has no `replace` directive today; any it gains is repeated in the build's
  * module, as `go build` of a dependency ignores it.
  *
+ * Beside it, kube-validate (scripts/helm/kube-validate/main.go), built in the same module from the
+ * Kubernetes libraries helm itself uses: it decodes rendered manifests strictly, as the API
+ * server's strict field validation does, so a misspelled field of a built-in kind fails.
+ *
  * Built into ~/.cache/matoolkit/helm/helm-<version>/helm (MATOOLKIT_HELM_CACHE, else
  * $XDG_CACHE_HOME/matoolkit/helm): outside the work tree, so every clone on a machine (a CI run's
  * fresh clone included) finds it. Idempotent: a stamp beside the binary records how it was built.
@@ -14,7 +18,17 @@
  * (npm test's pretest hook), in well under a second when the binary is built.
  */
 import { execFile } from "node:child_process";
-import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -39,8 +53,16 @@ export function helmBinary(env: Readonly<Record<string, string | undefined>>): s
   return join(helmCacheRoot(env), `helm-${HELM_VERSION}`, "helm");
 }
 
+/** The strict manifest decoder built beside helm (scripts/helm/kube-validate/main.go). */
+export function kubeValidateBinary(env: Readonly<Record<string, string | undefined>>): string {
+  return join(helmCacheRoot(env), `helm-${HELM_VERSION}`, "kube-validate");
+}
+
+const kubeValidateSource = join(import.meta.dirname, "kube-validate", "main.go");
+
 export interface HelmInstallOutcome {
   readonly binary: string;
+  readonly kubeValidate: string;
   readonly built: boolean;
   readonly seconds: number;
 }
@@ -67,9 +89,10 @@ export async function installHelm(options: {
 }): Promise<HelmInstallOutcome> {
   const started = Date.now();
   const binary = helmBinary(options.env);
+  const kubeValidate = kubeValidateBinary(options.env);
   const dir = join(binary, "..");
   const seconds = (): number => (Date.now() - started) / 1000;
-  if (isBuilt(dir, binary)) return { binary, built: false, seconds: seconds() };
+  if (isBuilt(dir, [binary, kubeValidate])) return { binary, kubeValidate, built: false, seconds: seconds() };
 
   const go = await findGo(options.env);
   const env = { ...options.env, CGO_ENABLED: "0", GOFLAGS: "-mod=mod" } as NodeJS.ProcessEnv;
@@ -141,6 +164,17 @@ export async function installHelm(options: {
       const stderr = (error as { stderr?: string }).stderr ?? "";
       throw new Error(`go build of helm failed:\n${stderr.slice(-4000)}`);
     });
+    options.log("building kube-validate (scripts/helm/kube-validate) with helm's Kubernetes libraries");
+    mkdirSync(join(work, "kube-validate"));
+    copyFileSync(kubeValidateSource, join(work, "kube-validate", "main.go"));
+    await run(
+      go,
+      ["build", "-trimpath", "-ldflags=-s -w", "-o", join(staging, "kube-validate"), "./kube-validate"],
+      { cwd: work, env, maxBuffer: 64 * 1024 * 1024 },
+    ).catch((error: unknown) => {
+      const stderr = (error as { stderr?: string }).stderr ?? "";
+      throw new Error(`go build of kube-validate failed:\n${stderr.slice(-4000)}`);
+    });
     chmodSync(join(staging, "helm"), 0o755);
     writeFileSync(join(staging, STAMP), stampText());
     // Swapped in whole: a reader never sees a half-built folder; an interrupted build is redone.
@@ -150,16 +184,20 @@ export async function installHelm(options: {
     rmSync(work, { recursive: true, force: true });
     rmSync(staging, { recursive: true, force: true });
   }
-  return { binary, built: true, seconds: seconds() };
+  return { binary, kubeValidate, built: true, seconds: seconds() };
 }
 
 function stampText(): string {
-  return `${JSON.stringify({ module: HELM_MODULE, version: HELM_VERSION }, null, 2)}\n`;
+  const kubeValidateSha256 = createHash("sha256").update(readFileSync(kubeValidateSource)).digest("hex");
+  return `${JSON.stringify({ module: HELM_MODULE, version: HELM_VERSION, kubeValidateSha256 }, null, 2)}\n`;
 }
 
-function isBuilt(dir: string, binary: string): boolean {
+function isBuilt(dir: string, binaries: readonly string[]): boolean {
   try {
-    return readFileSync(join(dir, STAMP), "utf8") === stampText() && statSync(binary).isFile();
+    return (
+      readFileSync(join(dir, STAMP), "utf8") === stampText() &&
+      binaries.every((binary) => statSync(binary).isFile())
+    );
   } catch {
     return false;
   }

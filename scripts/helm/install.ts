@@ -11,7 +11,7 @@ try {
     log: (line) => console.log(`helm:install: ${line}`),
   });
   console.log(
-    `helm:install: helm ${HELM_VERSION} ${outcome.built ? `built in ${outcome.seconds.toFixed(0)} s` : "already built"}: ${outcome.binary}`,
+    `helm:install: helm ${HELM_VERSION} and kube-validate ${outcome.built ? `built in ${outcome.seconds.toFixed(0)} s` : "already built"}: ${outcome.binary}, ${outcome.kubeValidate}`,
   );
 } catch (error) {
   console.error(`helm:install: ${error instanceof Error ? error.message : String(error)}`);
