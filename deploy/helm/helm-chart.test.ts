@@ -1,23 +1,15 @@
 /**
- * The Helm chart (deploy/helm/matoolkit), rendered for real: no helm binary can be installed on
- * the test machines, so deploy/helm/render (Helm 3's template engine on Debian's Sprig and YAML
- * packages, see its header) is built once with the Go toolchain, offline, and run like
- * `helm template` / `helm lint` on the default values and every ci/*-values.yaml. The rendered
- * objects are then checked against the Kubernetes schemas (kubernetes-models), the Dapr schemas
- * the repository already validates components/ with, zod schemas of the KEDA resources, and the
- * code: app ids, ports, variables, subscriptions and commands.
+ * The Helm chart (deploy/helm/matoolkit), rendered by the real Helm: the pinned helm built from
+ * its Go module (scripts/helm/helm-pin.ts; `npm test`'s pretest builds it, and this file too when
+ * it is run alone on a fresh machine) runs `helm lint` and `helm template` on the default values
+ * and every ci/*-values.yaml. The rendered objects are then checked against the Kubernetes
+ * schemas (kubernetes-models), the Dapr schemas the repository already validates components/
+ * with, zod schemas of the KEDA resources, and the code: app ids, ports, variables, subscriptions
+ * and commands.
  */
-import { execFileSync, spawnSync } from "node:child_process";
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
+import Ajv from "ajv";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { topics } from "@matoolkit/domain";
@@ -28,7 +20,7 @@ import * as networkingV1 from "kubernetes-models/networking.k8s.io/v1";
 import * as policyV1 from "kubernetes-models/policy/v1";
 import * as coreV1 from "kubernetes-models/v1";
 import { beforeAll, describe, expect, it } from "vitest";
-import { parse, parseAllDocuments } from "yaml";
+import { parse, parseAllDocuments, stringify } from "yaml";
 import { z } from "zod";
 import { unknownMetadataFieldProblems } from "../../scripts/dapr-config/component-metadata-fields.ts";
 import {
@@ -38,6 +30,7 @@ import {
 } from "../../scripts/dapr-config/dapr-config-schemas.ts";
 import { daprApps } from "../../scripts/dapr-config/dapr-conventions.ts";
 import { parseDaprYaml } from "../../scripts/dapr-config/load-dapr-files.ts";
+import { installHelm } from "../../scripts/helm/helm-pin.ts";
 import { adminApiConfigFromEnv } from "../../services/admin-api/src/admin-api-config.ts";
 import { authConfigFromEnv } from "../../libs/auth/src/auth-config.ts";
 import { orchestratorConfigFromEnv } from "../../services/orchestrator/src/orchestrator-config.ts";
@@ -46,8 +39,6 @@ import { workerConfigFromEnv } from "../../services/worker/src/worker-config.ts"
 
 const root = join(import.meta.dirname, "..", "..");
 const chartDir = join(root, "deploy", "helm", "matoolkit");
-const cacheDir = join(root, "node_modules", ".cache", "matoolkit-helm-render");
-const renderer = join(cacheDir, "render");
 const ciFiles = readdirSync(join(chartDir, "ci"))
   .filter((file) => file.endsWith("-values.yaml"))
   .sort();
@@ -55,33 +46,9 @@ const ciFiles = readdirSync(join(chartDir, "ci"))
 /** The image's commands (deployment contract). */
 const imageCommands = ["all-in-one", "admin-api", "orchestrator", "scheduler", "worker", "migrate"];
 
-/**
- * Builds the renderer in GOPATH mode from Debian's packages (/usr/share/gocode), which needs no
- * network: a small GOPATH of its own maps the `/v3` import paths of Sprig 3 and semver 3 (module
- * paths) onto the packaged directories.
- */
-function buildRenderer(): void {
-  const gopath = join(cacheDir, "gopath");
-  for (const module of ["sprig", "semver"]) {
-    const parent = join(gopath, "src", "github.com", "Masterminds", module);
-    mkdirSync(parent, { recursive: true });
-    const link = join(parent, "v3");
-    if (!existsSync(link)) symlinkSync(`/usr/share/gocode/src/github.com/Masterminds/${module}`, link);
-  }
-  execFileSync("go", ["build", "-o", renderer, "."], {
-    cwd: join(root, "deploy", "helm", "render"),
-    env: {
-      ...process.env,
-      GO111MODULE: "off",
-      GOPATH: `${gopath}:/usr/share/gocode`,
-      GOCACHE: join(cacheDir, "go-build"),
-      GOFLAGS: "",
-      GOPROXY: "off",
-      GOTOOLCHAIN: "local",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-}
+/** helm and kube-validate: built by the pretest hook (then found in milliseconds). */
+let helm = "";
+let kubeValidate = "";
 
 interface RenderResult {
   readonly status: number | null;
@@ -90,15 +57,20 @@ interface RenderResult {
 }
 
 function run(mode: "template" | "lint", args: readonly string[]): RenderResult {
-  const result = spawnSync(
-    renderer,
-    [mode, chartDir, "--name", "matoolkit", "--namespace", "matoolkit", ...args],
-    {
-      encoding: "utf8",
-    },
-  );
+  const command =
+    mode === "template"
+      ? ["template", "matoolkit", chartDir, "--namespace", "matoolkit", ...args]
+      : ["lint", chartDir, "--namespace", "matoolkit", ...args];
+  const result = spawnSync(helm, command, {
+    encoding: "utf8",
+    // No repositories, plugins or registry logins of the machine's user.
+    env: { ...process.env, HELM_CACHE_HOME: helmHome, HELM_CONFIG_HOME: helmHome, HELM_DATA_HOME: helmHome },
+  });
+  if (result.error) throw result.error;
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
+
+const helmHome = join(tmpdir(), "matoolkit-helm-home");
 
 const k8sObject = z.looseObject({
   apiVersion: z.string(),
@@ -125,7 +97,8 @@ function render(valuesFile: string | undefined, extra: readonly string[] = []): 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Schemas of the custom resources (Dapr: the repository's own; KEDA: its documented fields)
+// Schemas: Kubernetes' (kubernetes-models), the Dapr and KEDA CRDs' published ones, and
+// stricter ones of the custom resources (Dapr: the repository's own; KEDA: its documented fields)
 
 const kubernetesKinds: Record<string, { validate(object: unknown): void }> = {
   "v1/ServiceAccount": { validate: (o) => new coreV1.ServiceAccount(o as never).validate() },
@@ -177,11 +150,68 @@ const triggerAuthenticationSchema = z.strictObject({
   }),
 });
 
+/**
+ * The published CRD schemas of the Dapr and KEDA resources the chart renders (excerpts vendored
+ * in crd-schemas/, each naming its source), read as the API server's strict field validation
+ * does (`kubectl apply --validate=strict`): a field the schema does not list is an error, except
+ * where the CRD keeps unknown fields (x-kubernetes-preserve-unknown-fields).
+ */
+const crdValidators = (() => {
+  const ajv = new Ajv({ allErrors: true, nullable: true, unknownFormats: "ignore", logger: false });
+  const closed = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(closed);
+    if (node === null || typeof node !== "object") return node;
+    const schema = Object.fromEntries(Object.entries(node).map(([key, value]) => [key, closed(value)]));
+    if (
+      schema.properties !== undefined &&
+      schema.additionalProperties === undefined &&
+      schema["x-kubernetes-preserve-unknown-fields"] !== true
+    )
+      schema.additionalProperties = false;
+    return schema;
+  };
+  const validators = new Map<string, (object: unknown) => void>();
+  for (const file of readdirSync(join(root, "deploy", "helm", "crd-schemas"))) {
+    const schemas = parse(readFileSync(join(root, "deploy", "helm", "crd-schemas", file), "utf8")) as Record<
+      string,
+      object
+    >;
+    for (const [key, schema] of Object.entries(schemas)) {
+      const validate = ajv.compile(closed(schema) as object);
+      validators.set(key, (object) => {
+        if (validate(object) !== true)
+          throw new Error(`${key} (${file}): ${ajv.errorsText(validate.errors)}`);
+      });
+    }
+  }
+  return validators;
+})();
+
+/**
+ * Built-in kinds decoded strictly by Kubernetes' own types (kube-validate, built with helm): an
+ * unknown or duplicated field fails, as `kubectl apply --validate=strict`. One entry per
+ * document: its kind, and its error or whether it is a custom resource (skipped).
+ */
+function strictDecode(
+  manifests: string,
+): { kind: string; name: string; error?: string; skipped?: boolean }[] {
+  const result = spawnSync(kubeValidate, [], { input: manifests, encoding: "utf8" });
+  if (result.error) throw result.error;
+  if (result.status !== 0) throw new Error(`kube-validate failed: ${result.stderr}`);
+  return result.stdout
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => JSON.parse(line) as { kind: string; name: string; error?: string; skipped?: boolean });
+}
+
 function validateObject(object: K8sObject): void {
   const key = `${object.apiVersion}/${object.kind}`;
   const { source: _source, text: _text, ...plain } = object;
   const kubernetes = kubernetesKinds[key];
   if (kubernetes) return kubernetes.validate(plain);
+  const crd = crdValidators.get(key);
+  if (crd === undefined) throw new Error(`${object.source}: no CRD schema for ${key}`);
+  crd(plain);
   switch (key) {
     case "dapr.io/v1alpha1/Component": {
       componentSchema.parse(plain);
@@ -324,11 +354,22 @@ function parseServiceConfig(service: string, env: Record<string, string>): void 
 
 // ---------------------------------------------------------------------------------------------
 
-beforeAll(() => {
-  buildRenderer();
-}, 120_000);
+beforeAll(async () => {
+  // Milliseconds when built (npm test's pretest builds it); minutes on a fresh machine.
+  ({ binary: helm, kubeValidate } = await installHelm({
+    env: process.env,
+    log: (line) => console.log(`helm: ${line}`),
+  }));
+}, 1_200_000);
 
-describe("the renderer (Helm's template engine)", () => {
+describe("helm template and helm lint (the real Helm)", () => {
+  it("lints the chart with its default values: nothing but Helm's notes (INFO)", () => {
+    const result = run("lint", []);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain("1 chart(s) linted, 0 chart(s) failed");
+    expect(`${result.stdout}${result.stderr}`).not.toMatch(/\[(WARNING|ERROR)\]/);
+  });
+
   it("fails with Helm's message when a required value is missing, naming the value", () => {
     const missing = run("template", [
       "-f",
@@ -402,19 +443,55 @@ describe.each(ciFiles)("chart rendered with ci/%s", (valuesFile) => {
   const byName = (kind: string, name: string): K8sObject | undefined =>
     ofKind(kind).find((object) => object.metadata.name === name);
 
-  it("passes the lint mode (Chart.yaml, every template renders, every object named)", () => {
-    const result = run("lint", ["-f", join(chartDir, "ci", valuesFile)]);
+  it("passes helm lint --strict (Chart.yaml, every template renders, no warning)", () => {
+    const result = run("lint", ["--strict", "-f", join(chartDir, "ci", valuesFile)]);
     expect(result.stderr).toBe("");
-    expect(result.stdout).toContain("0 chart(s) failed");
+    expect(result.stdout).toContain("1 chart(s) linted, 0 chart(s) failed");
+    expect(result.stdout).not.toMatch(/\[(WARNING|ERROR)\]/);
   });
 
   it("validates every object against its schema (Kubernetes, Dapr, KEDA)", () => {
     expect(objects.length).toBeGreaterThan(10);
+    const decoded = strictDecode(objects.map((object) => object.text).join("---\n"));
+    expect(decoded.map(({ kind, name }) => `${kind}/${name}`)).toEqual(
+      objects.map((object) => `${object.kind}/${object.metadata.name}`),
+    );
+    expect(decoded.filter((entry) => entry.error !== undefined)).toEqual([]);
+    // Every built-in kind is one Kubernetes' types know; only the Dapr and KEDA ones are skipped.
+    expect(decoded.filter((entry) => entry.skipped).map((entry) => entry.kind)).toEqual(
+      objects.filter((object) => crdValidators.has(`${object.apiVersion}/${object.kind}`)).map((o) => o.kind),
+    );
     for (const object of objects) {
       try {
         validateObject(object);
       } catch (error) {
         throw new Error(`${object.source} ${object.kind}/${object.metadata.name}: ${String(error)}`);
+      }
+    }
+  });
+
+  it("would refuse a misspelled field in every kind it renders (strict decoding, closed CRD schemas)", () => {
+    const kinds = new Map<string, K8sObject>();
+    for (const object of objects) kinds.set(`${object.apiVersion}/${object.kind}`, object);
+    expect(kinds.size).toBeGreaterThanOrEqual(broker === "servicebus" ? 11 : 9);
+    for (const [key, object] of kinds) {
+      const {
+        source: _source,
+        text: _text,
+        ...plain
+      } = structuredClone(object) as K8sObject & {
+        spec?: Record<string, unknown>;
+      };
+      const misspelled = plain as Record<string, unknown> & { spec?: Record<string, unknown> };
+      if (misspelled.spec !== undefined) misspelled.spec = { ...misspelled.spec, scope: ["x"] };
+      else misspelled.dataa = {};
+      if (crdValidators.has(key)) {
+        expect(() => validateObject({ ...object, ...misspelled } as K8sObject), key).toThrow(
+          /should NOT have additional properties/,
+        );
+      } else {
+        const [decoded] = strictDecode(stringify(misspelled));
+        expect(decoded?.error, key).toMatch(/strict decoding error: unknown field "(spec\.scope|dataa)"/);
       }
     }
   });

@@ -1,17 +1,13 @@
 #!/usr/bin/env bash
 # Installs the system packages the test suite drives, when they are missing (run by `npm test`'s
 # pretest hook, so a fresh clone needs nothing else): Debian's Chromium for the dashboard's browser
-# tests, and Go with Sprig and the YAML libraries for the Helm chart renderer
-# (deploy/helm/render: Helm's own template engine, since no helm binary can be installed here).
-# Each package comes from Debian's archive; nothing is downloaded from elsewhere.
+# tests, and Go, which builds the real helm for the Helm chart's tests (the hook's next step,
+# scripts/helm/install.ts, through the Go module proxy). Each package comes from Debian's archive.
 set -euo pipefail
 
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
-command -v go >/dev/null 2>&1 || missing+=(golang-go)
-for pkg in golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev golang-gopkg-yaml.v3-dev; do
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
-done
+command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] || missing+=(golang-go)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 echo "test tools: installing ${missing[*]} from Debian's packages" >&2
