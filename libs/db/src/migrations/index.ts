@@ -11,6 +11,7 @@ import { operationsMigration } from "./0009_operations.ts";
 import { operatorIdempotencyMigration } from "./0011_operator_idempotency.ts";
 import { notificationsMigration } from "./0010_notifications.ts";
 import { webhookTombstonesMigration } from "./0012_webhook_tombstones_sealed_secrets.ts";
+import { busDeadLettersMigration } from "./0013_bus_dead_letters.ts";
 
 /** Applied in key order by migrate.ts; names sort lexically, hence the zero-padded prefix. */
 export const migrations: Record<string, Migration> = {
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   "0011_operator_idempotency": operatorIdempotencyMigration,
   "0010_notifications": notificationsMigration,
   "0012_webhook_tombstones_sealed_secrets": webhookTombstonesMigration,
+  "0013_bus_dead_letters": busDeadLettersMigration,
 };

@@ -30,7 +30,7 @@ import {
   deadLetterSubscription,
   type AdoptedDeadLetters,
 } from "./dead-letter-intake.ts";
-import { installDeadLetterTable, readDaprDeadLetters, recordDeadLetter } from "./dead-letter-table.ts";
+import { assertDeadLetterTableWritable, readDaprDeadLetters, recordDeadLetter } from "./dead-letter-table.ts";
 import type { DaprStateStore } from "./dapr-state-store.ts";
 import type { DeliveryLedger } from "./delivery-ledger.ts";
 import {
@@ -116,7 +116,7 @@ export interface DaprMessageBus extends MessageBus {
 export async function createDaprMessageBus(options: DaprMessageBusOptions): Promise<DaprMessageBus> {
   const { http, app, ledger, db, pubsubName } = options;
   const logger = options.logger.child({ component: "dapr-bus" });
-  if (db !== undefined) await installDeadLetterTable(db);
+  if (db !== undefined) await assertDeadLetterTableWritable(db);
   if (db === undefined && (options.adoptedDeadLetters ?? []).length > 0) {
     throw new Error("Adopting other apps' dead letters needs a database to record them in");
   }

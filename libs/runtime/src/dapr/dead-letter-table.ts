@@ -7,26 +7,51 @@ import type { DeadLetter, Subscription } from "../ports/index.ts";
  * a dropped message to the subscription's dead-letter topic, but the broker's copy carries no
  * reason and brokers cannot be listed portably; this row is what `MessageBus.deadLetters()` and
  * operators read: the message, its subscription, how often it was tried and the sanitized reason.
+ *
+ * The table is the migrations' (libs/db migration 0013_bus_dead_letters), created by the migrate
+ * role and granted to the services like every other table: a service never runs DDL at start,
+ * since with one database role per service only the first one to create it could use it.
  */
-const table = sql.table("matoolkit_dapr.dead_letters");
+const tableName = "bus_dead_letters";
+const table = sql.table(tableName);
 
-export async function installDeadLetterTable(db: AnyKysely): Promise<void> {
-  await sql`CREATE SCHEMA IF NOT EXISTS matoolkit_dapr`.execute(db).catch(ignoreConcurrentCreate);
-  await sql`
-    CREATE TABLE IF NOT EXISTS ${table} (
-      id bigserial PRIMARY KEY,
-      message_id text NOT NULL,
-      topic text NOT NULL,
-      subscription text NOT NULL,
-      body jsonb,
-      properties jsonb NOT NULL,
-      delivery_count integer NOT NULL,
-      error text NOT NULL,
-      dead_lettered_at timestamptz NOT NULL DEFAULT now(),
-      UNIQUE (topic, subscription, message_id)
-    )`
-    .execute(db)
-    .catch(ignoreConcurrentCreate);
+/**
+ * At start, read-only: the table exists and this service's role may read it and add rows, so a
+ * missing migration or grant fails the start with its name instead of the first dead letter.
+ */
+export async function assertDeadLetterTableWritable(db: AnyKysely): Promise<void> {
+  const sequenceName = `${tableName}_id_seq`;
+  // Aliased in camelCase: the service's Kysely may run CamelCasePlugin over rows.
+  const { rows } = await sql<{
+    role: string;
+    exists: boolean;
+    canSelect: boolean;
+    canInsert: boolean;
+    canUseSequence: boolean;
+  }>`
+    SELECT current_user AS "role",
+           to_regclass(${tableName}::text) IS NOT NULL AS "exists",
+           coalesce(has_table_privilege(to_regclass(${tableName}::text), 'SELECT'), false) AS "canSelect",
+           coalesce(has_table_privilege(to_regclass(${tableName}::text), 'INSERT'), false) AS "canInsert",
+           coalesce(has_sequence_privilege(to_regclass(${sequenceName}::text), 'USAGE'), false) AS "canUseSequence"`.execute(
+    db,
+  );
+  const row = rows[0]!;
+  if (!row.exists) {
+    throw new Error(
+      `The dead-letter table ${tableName} does not exist: run \`matoolkit migrate\` (migration 0013_bus_dead_letters) before the services`,
+    );
+  }
+  const missing = [
+    ...(row.canSelect ? [] : [`SELECT on ${tableName}`]),
+    ...(row.canInsert ? [] : [`INSERT on ${tableName}`]),
+    ...(row.canUseSequence ? [] : [`USAGE on ${sequenceName}`]),
+  ];
+  if (missing.length > 0) {
+    throw new Error(
+      `Database role ${row.role} may not record dead letters: it lacks ${missing.join(", ")}; grant the services' role what it has on the other tables (deploy/README.md, "Least privilege per identity")`,
+    );
+  }
 }
 
 export async function recordDeadLetter(
@@ -72,11 +97,4 @@ export async function readDaprDeadLetters(
     error: row.error,
     deadLetteredAt: row.deadLetteredAt,
   }));
-}
-
-/** Two processes starting at once both try CREATE … IF NOT EXISTS; the loser's error is harmless. */
-function ignoreConcurrentCreate(error: unknown): void {
-  const code = (error as { code?: string }).code;
-  if (code === "23505" || code === "42P07" || code === "42P06") return;
-  throw error;
 }
