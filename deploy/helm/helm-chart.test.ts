@@ -237,6 +237,47 @@ function validateObject(object: K8sObject): void {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Helm's order of creation
+
+const hookOf = (object: K8sObject) => {
+  const annotations = object.metadata.annotations ?? {};
+  const events = annotations["helm.sh/hook"];
+  return events === undefined
+    ? undefined
+    : {
+        events: events.split(","),
+        weight: Number(annotations["helm.sh/hook-weight"] ?? "0"),
+        deletePolicies: (annotations["helm.sh/hook-delete-policy"] ?? "").split(",").filter(Boolean),
+      };
+};
+
+/**
+ * The hooks of one event in the order Helm creates them: by weight, then by name, stable over
+ * the kind order `helm template` prints them in (helm.sh/helm/v3 pkg/action/hooks.go: execHook,
+ * hookByWeight). Helm waits for each (a Job until it completes) and creates the release's
+ * ordinary resources only after every pre-install / pre-upgrade hook succeeded.
+ */
+function hookSequence(objects: readonly K8sObject[], event: string): K8sObject[] {
+  return objects
+    .filter((object) => hookOf(object)?.events.includes(event))
+    .map((object, index) => ({ object, index }))
+    .sort(
+      (a, b) =>
+        hookOf(a.object)!.weight - hookOf(b.object)!.weight ||
+        (a.object.metadata.name < b.object.metadata.name
+          ? -1
+          : a.object.metadata.name > b.object.metadata.name
+            ? 1
+            : 0) ||
+        a.index - b.index,
+    )
+    .map(({ object }) => object);
+}
+
+/** What a Dapr sidecar loads once, when it starts (docs.dapr.io/operations/components/component-updates). */
+const daprSidecarKinds = ["Component", "Configuration", "Resiliency"];
+
+// ---------------------------------------------------------------------------------------------
 // The code's side
 
 /** Source text of the code (not tests): where a variable the chart sets must be read. */
@@ -401,6 +442,10 @@ describe("helm template and helm lint (the real Helm)", () => {
     ["adminApi.auth.clientId=", "adminApi.auth.clientId is required"],
     ["stateStore.postgresql.user=", "stateStore.postgresql.user is required"],
     ["broker.servicebus.namespace=sb-x.servicebus.windows.net", "give the namespace name"],
+    [
+      "worker.keda.minReplicaCount=0",
+      'worker pool matoolkit-worker: keda.minReplicaCount 0 needs its subscription matoolkit-worker on worker-jobs to exist before the pool first scales to zero; create the subscriptions with your infrastructure and set broker.servicebus.disableEntityManagement "true"',
+    ],
   ])("refuses --set %s", (assignment, message) => {
     const result = run("template", ["-f", join(chartDir, "ci", "minimal-values.yaml"), "--set", assignment]);
     expect(result.status).toBe(1);
@@ -425,7 +470,9 @@ describe("helm template and helm lint (the real Helm)", () => {
     const kinds = objects.map((object) => object.kind);
     expect(kinds.indexOf("ServiceAccount")).toBeLessThan(kinds.indexOf("Deployment"));
     expect(kinds.indexOf("PodDisruptionBudget")).toBeLessThan(kinds.indexOf("ServiceAccount"));
-    expect(objects.at(-1)).toMatchObject({ kind: "Job", source: "matoolkit/templates/migrate-job.yaml" });
+    const firstHook = objects.findIndex((object) => hookOf(object) !== undefined);
+    expect(firstHook).toBeGreaterThan(kinds.lastIndexOf("Deployment"));
+    expect(objects.slice(firstHook).every((object) => hookOf(object) !== undefined)).toBe(true);
     expect(objects.every((object) => object.source.startsWith("matoolkit/templates/"))).toBe(true);
   });
 });
@@ -434,6 +481,7 @@ describe.each(ciFiles)("chart rendered with ci/%s", (valuesFile) => {
   let objects: K8sObject[];
   const values = parse(readFileSync(join(chartDir, "ci", valuesFile), "utf8")) as {
     broker?: { type?: string };
+    worker?: { keda?: { minReplicaCount?: number } };
   };
   const broker = values.broker?.type ?? "servicebus";
   beforeAll(() => {
@@ -658,7 +706,19 @@ describe.each(ciFiles)("chart rendered with ci/%s", (valuesFile) => {
       const trigger = object.spec.triggers[0]!;
       expect(trigger.metadata.topicName).toBe(topics.workerJobs);
       expect(trigger.metadata.subscriptionName).toBe(podOf(target).annotations["dapr.io/app-id"]);
-      expect(object.spec.minReplicaCount).toBe(0);
+      // KEDA creates no subscription and scales a new Deployment straight to minReplicaCount
+      // (keda.sh/docs/latest/scalers/azure-service-bus, concepts/scaling-deployments): zero only
+      // when infrastructure created the subscriptions (Dapr's entity management off).
+      const pubsubMetadata = (
+        byName("Component", "matoolkit-pubsub") as unknown as {
+          spec: { metadata: { name: string; value?: string }[] };
+        }
+      ).spec.metadata;
+      const entityManagementOff =
+        pubsubMetadata.find((item) => item.name === "disableEntityManagement")?.value === "true";
+      expect(object.spec.minReplicaCount).toBe(
+        entityManagementOff && values.worker?.keda?.minReplicaCount === 0 ? 0 : 1,
+      );
       expect(byName("TriggerAuthentication", trigger.authenticationRef.name)).toBeDefined();
       const pubsub = byName("Component", "matoolkit-pubsub") as unknown as {
         spec: { metadata: { name: string; value?: string }[] };
@@ -700,6 +760,66 @@ describe.each(ciFiles)("chart rendered with ci/%s", (valuesFile) => {
     }
   });
 
+  it("creates the Dapr components, Configuration and Resiliency, then migrates, before any Deployment (pre-install/pre-upgrade hooks)", () => {
+    const sidecarResources = objects.filter((object) => daprSidecarKinds.includes(object.kind));
+    expect(sidecarResources.map((object) => object.kind).sort()).toEqual([
+      "Component",
+      "Component",
+      "Configuration",
+      "Resiliency",
+    ]);
+    const job = byName("Job", "matoolkit-migrate")!;
+    const jobAccount = byName("ServiceAccount", podOf(job).serviceAccountName)!;
+    for (const event of ["pre-install", "pre-upgrade"]) {
+      const sequence = hookSequence(objects, event);
+      // The migrate ServiceAccount, the four Dapr resources, then the Job Helm waits for.
+      expect(sequence.map((object) => `${object.kind}/${object.metadata.name}`)).toEqual(
+        [jobAccount, ...sequence.filter((object) => daprSidecarKinds.includes(object.kind)), job].map(
+          (object) => `${object.kind}/${object.metadata.name}`,
+        ),
+      );
+      expect(sequence.filter((object) => daprSidecarKinds.includes(object.kind))).toHaveLength(4);
+    }
+    for (const resource of sidecarResources) {
+      // Replaced on each upgrade (a hook is created, not patched), and never deleted after it ran:
+      // the sidecars need it for as long as the release runs.
+      expect(hookOf(resource)?.deletePolicies, `${resource.kind}/${resource.metadata.name}`).toEqual([
+        "before-hook-creation",
+      ]);
+    }
+    // Everything that starts a pod, or acts on one, is an ordinary resource: created after the hooks.
+    for (const kind of [
+      "Deployment",
+      "ScaledObject",
+      "TriggerAuthentication",
+      "Secret",
+      "PodDisruptionBudget",
+    ])
+      for (const object of ofKind(kind))
+        expect(hookOf(object), `${kind}/${object.metadata.name}`).toBeUndefined();
+  });
+
+  it("names the KEDA identity's role as Azure Service Bus Data Owner (Manage rights), not Data Receiver", () => {
+    const triggerAuthentications = ofKind("TriggerAuthentication");
+    if (broker !== "servicebus") {
+      expect(triggerAuthentications).toEqual([]);
+      return;
+    }
+    /** The words of a YAML comment block, whatever its line breaks. */
+    const prose = (text: string) => text.replace(/\n\s*#\s*/g, " ").replace(/\s+/g, " ");
+    // keda.sh/docs/latest/scalers/azure-service-bus: reading the message count takes Manage.
+    for (const auth of triggerAuthentications) {
+      expect(prose(auth.text)).toContain("Azure Service Bus Data Owner");
+      expect(prose(auth.text)).not.toContain("Receiver");
+    }
+    const valuesText = readFileSync(join(chartDir, "values.yaml"), "utf8");
+    const kedaComment = prose(
+      valuesText.slice(valuesText.indexOf("# KEDA ScaledObject"), valuesText.indexOf("  keda:")),
+    );
+    expect(kedaComment).toContain("Azure Service Bus Data Owner");
+    expect(kedaComment).not.toContain("Receiver");
+  });
+
   it("migrates once per deploy in a pre-install/pre-upgrade hook Job with its own hook ServiceAccount", () => {
     const job = byName("Job", "matoolkit-migrate")!;
     expect(job.metadata.annotations?.["helm.sh/hook"]).toBe("pre-install,pre-upgrade");
@@ -731,6 +851,54 @@ describe("default values", () => {
     expect(podOf(orchestrator).labels["azure.workload.identity/use"]).toBe("true");
     const minimal = parseAllDocuments(readFileSync(join(chartDir, "ci", "minimal-values.yaml"), "utf8"));
     expect(minimal).toHaveLength(1);
+  });
+
+  it("keeps one worker replica by default, and scales a pool to zero only on subscriptions created beforehand", () => {
+    const minimum = (objects: K8sObject[]) =>
+      Object.fromEntries(
+        objects
+          .filter((object) => object.kind === "ScaledObject")
+          .map((object) => [
+            object.metadata.name,
+            (object as unknown as { spec: { minReplicaCount: number } }).spec.minReplicaCount,
+          ]),
+      );
+    expect(minimum(render("minimal-values.yaml"))).toEqual({ "matoolkit-worker": 1 });
+    const dir = mkdtempSync(join(tmpdir(), "matoolkit-helm-"));
+    try {
+      const file = join(dir, "pool.yaml");
+      // A pool's own 0 counts although mergeOverwrite skips zero values.
+      writeFileSync(
+        file,
+        'broker:\n  servicebus:\n    disableEntityManagement: "true"\nworkerPools:\n  - name: "02"\n    workerId: worker-02\n    keda: { minReplicaCount: 0 }\n',
+      );
+      expect(minimum(render("minimal-values.yaml", ["-f", file]))).toEqual({
+        "matoolkit-worker": 1,
+        "matoolkit-worker-02": 0,
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("restarts the pods when the Dapr resources their sidecars loaded change, and only then", () => {
+    const checksums = (extra: string[]) =>
+      Object.fromEntries(
+        render("minimal-values.yaml", extra)
+          .filter((object) => object.kind === "Deployment")
+          .map((object) => [object.metadata.name, podOf(object).annotations["checksum/dapr-resources"]]),
+      );
+    const base = checksums([]);
+    expect(Object.values(base).every((checksum) => /^[0-9a-f]{64}$/.test(checksum ?? ""))).toBe(true);
+    expect(checksums(["--set", "adminApi.replicas=3"])).toEqual(base);
+    for (const change of [
+      "broker.servicebus.disableEntityManagement=true",
+      "dapr.config.zipkinEndpoint=http://zipkin:9411/api/v2/spans",
+    ]) {
+      const changed = checksums(["--set", change]);
+      for (const [name, checksum] of Object.entries(changed))
+        expect(checksum, `${change}: ${name}`).not.toBe(base[name]);
+    }
   });
 
   it("uses the operator's own token Secrets when named, and creates none then", () => {

@@ -69,6 +69,35 @@ components list exactly these in their scopes.
 {{- toYaml $ids -}}
 {{- end -}}
 
+{{/*
+Hook annotations of the Dapr Components, Configuration and Resiliency: a sidecar reads them once,
+when it starts (docs.dapr.io/operations/components/component-updates: without the HotReload
+preview feature a change needs a restart), and Helm creates ordinary custom resources after
+every kind it knows, Deployments included (helm.sh/helm/v3 pkg/releaseutil/kind_sorter.go,
+InstallOrder). As pre-install/pre-upgrade hooks they exist before any pod of the release starts.
+Helm runs hooks by weight, then name (pkg/action/hooks.go, hookByWeight): the migrate
+ServiceAccount (-10), these (-5), then the migrate Job (0). before-hook-creation replaces them
+on each upgrade (a hook is created, never patched); they are not deleted after success, since
+the sidecars need them. `helm uninstall` leaves hooks in place (deploy/README.md, section 6).
+*/}}
+{{- define "matoolkit.daprResourceHook" -}}
+helm.sh/hook: pre-install,pre-upgrade
+helm.sh/hook-weight: "-5"
+helm.sh/hook-delete-policy: before-hook-creation
+{{- end -}}
+
+{{/*
+Pod annotation: a digest of the Dapr resources the sidecar loads at start, so an upgrade that
+changes them rolls the Deployments (a running sidecar keeps what it loaded). Argument: $.
+*/}}
+{{- define "matoolkit.daprResourcesChecksum" -}}
+{{- $rendered := list -}}
+{{- range list "dapr-components.yaml" "dapr-configuration.yaml" "dapr-resiliency.yaml" -}}
+{{- $rendered = append $rendered (include (print $.Template.BasePath "/" .) $) -}}
+{{- end -}}
+{{- join "\n---\n" $rendered | sha256sum -}}
+{{- end -}}
+
 {{/* ServiceAccount; argument: dict "root" $ "component" "<service>" "clientId" "<override>" "hook" bool. */}}
 {{- define "matoolkit.serviceAccount" -}}
 apiVersion: v1
@@ -289,6 +318,7 @@ spec:
         {{- end }}
       annotations:
         {{- include "matoolkit.daprAnnotations" (dict "root" $root "appId" .appId "appPort" .appPort) | nindent 8 }}
+        checksum/dapr-resources: {{ include "matoolkit.daprResourcesChecksum" $root | quote }}
     spec:
       serviceAccountName: {{ $fullname }}-{{ .component }}
       automountServiceAccountToken: true
