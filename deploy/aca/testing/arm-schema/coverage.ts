@@ -141,6 +141,12 @@ export const SDK_SCHEMAS: ReadonlyMap<string, SdkSchema> = new Map<string, SdkSc
     "Microsoft.Network/virtualNetworks",
     { ...network, operationGroup: "virtualNetworks", operationSpec: upsert },
   ],
+  // Not declared by deploy/aca today (network.bicep writes its subnets inline); here for nested
+  // `resource subnet 'subnets'` declarations.
+  [
+    "Microsoft.Network/virtualNetworks/subnets",
+    { ...network, operationGroup: "subnets", operationSpec: upsert },
+  ],
   [
     "Microsoft.Network/privateEndpoints",
     { ...network, operationGroup: "privateEndpoints", operationSpec: upsert },

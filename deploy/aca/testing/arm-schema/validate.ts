@@ -156,9 +156,13 @@ function expectation(mapper: Mapper): string {
 
 /** "did you mean" with the three valid names nearest by edit distance (case-insensitive). */
 export function closest(name: string, candidates: readonly string[]): string {
+  const lower = name.toLowerCase();
+  // Ties go to a name that extends or shortens the wrong one ('tag' → 'tags' before 'etag').
+  const prefix = (candidate: string) => (candidate.startsWith(lower) || lower.startsWith(candidate) ? 0 : 1);
   const ranked = candidates
-    .map((candidate) => ({ candidate, distance: editDistance(name.toLowerCase(), candidate.toLowerCase()) }))
-    .sort((a, b) => a.distance - b.distance || a.candidate.localeCompare(b.candidate))
+    .map((candidate) => ({ candidate, lower: candidate.toLowerCase() }))
+    .map((entry) => ({ ...entry, distance: editDistance(lower, entry.lower), prefix: prefix(entry.lower) }))
+    .sort((a, b) => a.distance - b.distance || a.prefix - b.prefix || a.candidate.localeCompare(b.candidate))
     .slice(0, 3)
     .map((entry) => `'${entry.candidate}'`);
   return ranked.length === 0 ? "the model has no properties" : `closest valid names: ${ranked.join(", ")}`;
