@@ -176,6 +176,14 @@ resource endpoint 'Microsoft.Network/privateEndpoints@2024-05-01' = {
     ]);
   });
 
+  it("text it cannot read, with the line", () => {
+    expect(
+      check(
+        "resource vnet 'Microsoft.Network/virtualNetworks@2024-05-01' = {\n  name: 'a'\n  properties: { ]\n}",
+      ),
+    ).toEqual(["fixture.bicep: not readable as Bicep: expected a property name on line 3, found ']'"]);
+  });
+
   it("a resource type that is neither checked nor listed as uncovered", () => {
     expect(check(`resource site 'Microsoft.Web/sites@2023-12-01' = {\n  name: 'x'\n}`)).toEqual([
       "fixture.bicep:1: resource site 'Microsoft.Web/sites@2023-12-01': type not checked: add it to SDK_SCHEMAS or, " +

@@ -33,7 +33,18 @@ const EXISTING_KEYS = new Set(["name", "parent", "scope"]);
 export function checkBicepFiles(repoRoot: string, files: readonly BicepFileText[]): SchemaCheck {
   const result: SchemaCheck = { problems: [], checked: new Map(), uncovered: new Map() };
   for (const file of files) {
-    const declarations = readDeclarations(file.text);
+    let declarations;
+    try {
+      declarations = readDeclarations(file.text);
+    } catch (error) {
+      // The reader reports offsets; a person wants the line.
+      const message = (error as Error).message.replace(
+        /at offset (\d+)/,
+        (_, offset: string) => `on line ${lineAt(file.text, Number(offset))}`,
+      );
+      result.problems.push(`${file.path}: not readable as Bicep: ${message}`);
+      continue;
+    }
     for (const resource of declarations.resources) checkResource(repoRoot, file, resource, result);
     for (const finding of wholeModuleOutputs(file.text, declarations))
       result.problems.push(`${file.path}:${finding.line}: ${finding.message}`);
