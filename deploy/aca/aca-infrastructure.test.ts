@@ -12,8 +12,9 @@
  *   code's own parsers accept each service's environment, each identity holds exactly the roles its
  *   service uses, azure.yaml's services are the image's commands;
  * - that each check can fail: every group runs once more on a copy with one defect.
- * What it cannot tell: whether Azure accepts the templates (types, property names, API versions
- * beyond their shape) or whether the deployed system runs; see deploy/README.md.
+ * Property names, types and API versions against the resource schemas are bicep-schema.test.ts's
+ * job. What neither can tell: whether the compiler and Azure accept the templates beyond that, or
+ * whether the deployed system runs; see deploy/README.md.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, sep } from "node:path";

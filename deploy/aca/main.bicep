@@ -52,7 +52,7 @@ param logLevel string = 'info'
 var name = toLower(environmentName)
 var tags = { 'azd-env-name': environmentName, application: 'matoolkit' }
 
-resource group 'Microsoft.Resources/resourceGroups@2024-03-01' = {
+resource group 'Microsoft.Resources/resourceGroups@2024-11-01' = {
   name: 'rg-${name}'
   location: location
   tags: tags

@@ -5,7 +5,7 @@ param location string
 param tags object
 param retentionInDays int = 30
 
-resource workspace 'Microsoft.OperationalInsights/workspaces@2023-09-01' = {
+resource workspace 'Microsoft.OperationalInsights/workspaces@2022-10-01' = {
   name: 'log-${name}'
   location: location
   tags: tags

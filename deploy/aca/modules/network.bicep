@@ -44,7 +44,7 @@ resource vnet 'Microsoft.Network/virtualNetworks@2024-05-01' = {
   }
 }
 
-resource zones 'Microsoft.Network/privateDnsZones@2024-06-01' = [
+resource zones 'Microsoft.Network/privateDnsZones@2020-06-01' = [
   for zone in privateDnsZoneNames: {
     name: zone
     location: 'global'
@@ -52,7 +52,7 @@ resource zones 'Microsoft.Network/privateDnsZones@2024-06-01' = [
   }
 ]
 
-resource links 'Microsoft.Network/privateDnsZones/virtualNetworkLinks@2024-06-01' = [
+resource links 'Microsoft.Network/privateDnsZones/virtualNetworkLinks@2020-06-01' = [
   for (zone, i) in privateDnsZoneNames: {
     parent: zones[i]
     name: 'link-${vnet.name}'

@@ -9,7 +9,7 @@ param pullerPrincipalIds array
 
 var acrPull = '7f951dda-4ed3-4680-a7ca-43fe172d538d'
 
-resource registry 'Microsoft.ContainerRegistry/registries@2023-07-01' = {
+resource registry 'Microsoft.ContainerRegistry/registries@2025-11-01' = {
   name: replace('cr${name}${uniqueString(resourceGroup().id)}', '-', '')
   location: location
   tags: tags
