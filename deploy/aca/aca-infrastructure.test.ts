@@ -288,11 +288,31 @@ describe("deploy/aca Bicep structure", () => {
     const main = readFileSync(join(root, "deploy/aca/main.bicep"), "utf8");
     expect(main).toMatch(/^targetScope = 'subscription'$/m);
     expect(main).toMatch(/module foundation 'modules\/foundation\.bicep'/);
-    expect(main).toMatch(/foundation: foundation\.outputs/);
+    expect(main).toMatch(/^ {4}postgresFqdn: foundation\.outputs\.postgresFqdn$/m);
     expect(main).toMatch(
       /^output MATOOLKIT_API_URL string = 'https:\/\/\$\{apps\.outputs\.adminApiFqdn\}'$/m,
     );
     expect(main).toMatch(/^output AZURE_CONTAINER_REGISTRY_ENDPOINT string/m);
+  });
+
+  it("fails when a module is given another module's whole outputs object (Azure/bicep#16792)", () => {
+    // Stage 2 passed as one object: apps.bicep would read {type, value} wrappers at deploy time.
+    const whole = withEdit("deploy/aca/main.bicep", (t) =>
+      t.replace(
+        "    identityIds: foundation.outputs.identityIds\n",
+        "    identityIds: foundation.outputs.identityIds\n    foundation: foundation.outputs\n",
+      ),
+    );
+    expect(structureProblems(whole)).toContain(
+      "deploy/aca/main.bicep: `foundation: foundation.outputs` uses foundation.outputs whole; pass each output on its own (Azure/bicep#16792)",
+    );
+    const viaVariable = withEdit(
+      "deploy/aca/main.bicep",
+      (t) => `${t}\nvar stageOne = foundation.outputs\noutput X object = stageOne\n`,
+    );
+    expect(structureProblems(viaVariable)).toContain(
+      "deploy/aca/main.bicep: `var stageOne = foundation.outputs` uses foundation.outputs whole; pass each output on its own (Azure/bicep#16792)",
+    );
   });
 
   it("fails on a module file that does not exist, a missing or unknown module parameter, an unused one", () => {
@@ -356,10 +376,7 @@ describe("deploy/aca Bicep structure", () => {
       "postgres.bicep: password authentication is not disabled",
     ]);
     const urlPassword = withEdit("deploy/aca/modules/apps.bicep", (t) =>
-      t.replace(
-        "'postgres://${foundation.postgresFqdn}",
-        "'postgres://app:hunter2@${foundation.postgresFqdn}",
-      ),
+      t.replace("'postgres://${postgresFqdn}", "'postgres://app:hunter2@${postgresFqdn}"),
     );
     expect(secretProblems(urlPassword)).toEqual([
       "deploy/aca/modules/apps.bicep: holds a password in a connection URL",
@@ -666,8 +683,11 @@ describe("the webhook secrets key on Container Apps", () => {
         kind: "key-vault",
         secretName: "matoolkit-secrets-key",
       });
-      expect(byService.get(service)?.vault, service).toBe("foundation.secretsKeyVaultUri");
+      expect(byService.get(service)?.vault, service).toBe("secretsKeyVaultUri");
     }
+    expect(disk.read("deploy/aca/main.bicep")).toMatch(
+      /^ {4}secretsKeyVaultUri: foundation\.outputs\.secretsKeyVaultUri$/m,
+    );
     // The scheduler and the worker never seal or open a webhook secret.
     expect(byService.get("scheduler")?.vault).toBeUndefined();
     expect(byService.get("worker")?.vault).toBeUndefined();
@@ -682,7 +702,7 @@ describe("the webhook secrets key on Container Apps", () => {
   it("fails when a service lacks the vault (it would make a key of its own), or the template makes the key", () => {
     const noVault = withEdit("deploy/aca/modules/apps.bicep", (t) =>
       t.replace(
-        "  sqlEnv(names.orchestrator, clientIds.orchestrator, databaseUrl),\n  secretsKeyEnv(foundation.secretsKeyVaultUri)\n",
+        "  sqlEnv(names.orchestrator, clientIds.orchestrator, databaseUrl),\n  secretsKeyEnv(secretsKeyVaultUri)\n",
         "  sqlEnv(names.orchestrator, clientIds.orchestrator, databaseUrl)\n",
       ),
     );

@@ -84,7 +84,22 @@ module apps 'modules/apps.bicep' = {
     name: name
     location: location
     tags: tags
-    foundation: foundation.outputs
+    // Each output on its own: a module's whole `outputs` object compiles to
+    // reference(...).outputs, whose entries are {type, value} wrappers (Azure/bicep#16792, #13947).
+    identityIds: foundation.outputs.identityIds
+    identityClientIds: foundation.outputs.identityClientIds
+    identityPrincipalIds: foundation.outputs.identityPrincipalIds
+    identityNames: foundation.outputs.identityNames
+    containerAppsSubnetId: foundation.outputs.containerAppsSubnetId
+    logAnalyticsWorkspaceName: foundation.outputs.logAnalyticsWorkspaceName
+    appInsightsName: foundation.outputs.appInsightsName
+    registryLoginServer: foundation.outputs.registryLoginServer
+    keyVaultUri: foundation.outputs.keyVaultUri
+    secretsKeyVaultUri: foundation.outputs.secretsKeyVaultUri
+    serviceBusName: foundation.outputs.serviceBusName
+    serviceBusFqdn: foundation.outputs.serviceBusFqdn
+    postgresFqdn: foundation.outputs.postgresFqdn
+    postgresDatabase: foundation.outputs.postgresDatabase
     images: serviceImages
     placeholderImage: 'mcr.microsoft.com/k8se/quickstart:latest'
     workerId: workerId

@@ -4,7 +4,29 @@
 param name string
 param location string
 param tags object
-param foundation object
+// Stage 1's outputs, one parameter each: main.bicep passes them one by one, never the stage's
+// whole `outputs` object (Bicep compiles that to reference(...).outputs, whose entries are
+// {type, value} wrappers: Azure/bicep#16792, #13947).
+@description('Resource id per identity role (admin-api, orchestrator, scheduler, worker, dapr-state, migrate, scaler).')
+param identityIds object
+@description('Client id per identity role.')
+param identityClientIds object
+@description('Principal (object) id per identity role.')
+param identityPrincipalIds object
+@description('Name per identity role: the PostgreSQL role name of its Entra principal.')
+param identityNames object
+param containerAppsSubnetId string
+param logAnalyticsWorkspaceName string
+param appInsightsName string
+param registryLoginServer string
+@description('URI of the vault with the worker\'s target-tenant certificate.')
+param keyVaultUri string
+@description('URI of the vault with the webhook secrets key.')
+param secretsKeyVaultUri string
+param serviceBusName string
+param serviceBusFqdn string
+param postgresFqdn string
+param postgresDatabase string
 @description('Image per azd service name (azd records SERVICE_<NAME>_IMAGE_NAME after a deploy); empty or missing: the placeholder.')
 param images object
 @description('What a service runs before azd deployed it once.')
@@ -26,9 +48,9 @@ param targetCertificateName string
 param logLevel string
 param environmentInternal bool
 
-var ids = foundation.identityIds
-var clientIds = foundation.identityClientIds
-var names = foundation.identityNames
+var ids = identityIds
+var clientIds = identityClientIds
+var names = identityNames
 var workerAppId = 'matoolkit-worker'
 
 module environment 'environment.bicep' = {
@@ -37,13 +59,13 @@ module environment 'environment.bicep' = {
     name: name
     location: location
     tags: tags
-    infrastructureSubnetId: foundation.containerAppsSubnetId
-    logAnalyticsWorkspaceName: foundation.logAnalyticsWorkspaceName
-    appInsightsName: foundation.appInsightsName
+    infrastructureSubnetId: containerAppsSubnetId
+    logAnalyticsWorkspaceName: logAnalyticsWorkspaceName
+    appInsightsName: appInsightsName
     internal: environmentInternal
-    serviceBusFqdn: foundation.serviceBusFqdn
-    postgresFqdn: foundation.postgresFqdn
-    databaseName: foundation.postgresDatabase
+    serviceBusFqdn: serviceBusFqdn
+    postgresFqdn: postgresFqdn
+    databaseName: postgresDatabase
     clientIds: clientIds
     daprStateRoleName: names['dapr-state']
     workerAppId: workerAppId
@@ -51,7 +73,7 @@ module environment 'environment.bicep' = {
 }
 
 // Passwordless PostgreSQL (deployment contract): the role is the identity's name, no password.
-var databaseUrl = 'postgres://${foundation.postgresFqdn}:5432/${foundation.postgresDatabase}?sslmode=require'
+var databaseUrl = 'postgres://${postgresFqdn}:5432/${postgresDatabase}?sslmode=require'
 func databaseUrlFor(role string, url string) string => replace(url, 'postgres://', 'postgres://${role}@')
 
 // What every service sets: the aca preset, the app's pub/sub component, the data directory.
@@ -86,7 +108,7 @@ func secretsKeyEnv(vaultUri string) array => [
 var adminApiEnv = concat(
   daprEnv('admin-api', 3004, logLevel),
   sqlEnv(names['admin-api'], clientIds['admin-api'], databaseUrl),
-  secretsKeyEnv(foundation.secretsKeyVaultUri),
+  secretsKeyEnv(secretsKeyVaultUri),
   [
     { name: 'PORT', value: '8080' }
     { name: 'MATOOLKIT_API_HOST', value: '0.0.0.0' }
@@ -98,7 +120,7 @@ var adminApiEnv = concat(
 var orchestratorEnv = concat(
   daprEnv('orchestrator', 3001, logLevel),
   sqlEnv(names.orchestrator, clientIds.orchestrator, databaseUrl),
-  secretsKeyEnv(foundation.secretsKeyVaultUri)
+  secretsKeyEnv(secretsKeyVaultUri)
 )
 var schedulerEnv = concat(
   daprEnv('scheduler', 3003, logLevel),
@@ -111,7 +133,7 @@ var workerTenantEnv = tenantMode == 'entra'
       { name: 'MATOOLKIT_TENANT_ID', value: targetTenantId }
       { name: 'MATOOLKIT_CLIENT_ID', value: targetClientId }
       { name: 'MATOOLKIT_TENANT_AUTH', value: 'key-vault-certificate' }
-      { name: 'MATOOLKIT_KEY_VAULT_URL', value: foundation.keyVaultUri }
+      { name: 'MATOOLKIT_KEY_VAULT_URL', value: keyVaultUri }
       { name: 'MATOOLKIT_KEY_VAULT_CERTIFICATE_NAME', value: targetCertificateName }
       { name: 'MATOOLKIT_MANAGED_IDENTITY_CLIENT_ID', value: clientIds.worker }
     ]
@@ -141,7 +163,7 @@ var common = {
   location: location
   tags: tags
   environmentId: environment.outputs.id
-  registryServer: foundation.registryLoginServer
+  registryServer: registryLoginServer
 }
 
 module adminApi 'container-app.bicep' = {
@@ -240,7 +262,7 @@ module worker 'container-app.bicep' = {
           type: 'azure-servicebus'
           identity: ids.scaler
           metadata: {
-            namespace: foundation.serviceBusName
+            namespace: serviceBusName
             topicName: 'worker-jobs'
             subscriptionName: workerAppId
             messageCount: string(workerMessagesPerReplica)
@@ -268,7 +290,7 @@ resource migrateJob 'Microsoft.App/jobs@2025-02-02-preview' = {
       replicaTimeout: 1800
       replicaRetryLimit: 1
       manualTriggerConfig: { parallelism: 1, replicaCompletionCount: 1 }
-      registries: [{ server: foundation.registryLoginServer, identity: ids.migrate }]
+      registries: [{ server: registryLoginServer, identity: ids.migrate }]
     }
     template: {
       containers: [
@@ -310,18 +332,18 @@ resource dbRolesJob 'Microsoft.App/jobs@2025-02-02-preview' = {
           image: 'docker.io/library/postgres:16-alpine'
           command: ['/bin/sh', '-c', loadTextContent('../hooks/db-roles.sh')]
           env: [
-            { name: 'PGHOST', value: foundation.postgresFqdn }
-            { name: 'PGDATABASE', value: foundation.postgresDatabase }
+            { name: 'PGHOST', value: postgresFqdn }
+            { name: 'PGDATABASE', value: postgresDatabase }
             { name: 'PGUSER', value: names.migrate }
             { name: 'MIGRATE_CLIENT_ID', value: clientIds.migrate }
             {
               name: 'APP_ROLES'
               value: join(
-                map(['admin-api', 'orchestrator', 'scheduler'], s => '${names[s]}:${foundation.identityPrincipalIds[s]}'),
+                map(['admin-api', 'orchestrator', 'scheduler'], s => '${names[s]}:${identityPrincipalIds[s]}'),
                 ','
               )
             }
-            { name: 'DAPR_STATE_ROLE', value: '${names['dapr-state']}:${foundation.identityPrincipalIds['dapr-state']}' }
+            { name: 'DAPR_STATE_ROLE', value: '${names['dapr-state']}:${identityPrincipalIds['dapr-state']}' }
           ]
           resources: { cpu: json('0.25'), memory: '0.5Gi' }
         }

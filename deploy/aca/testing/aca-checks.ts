@@ -65,6 +65,7 @@ export function structureProblems(sources: Sources): string[] {
       const target = posix.join(posix.dirname(path), loaded);
       if (!sources.exists(target)) problems.push(`${path}: loads ${loaded}, which does not exist`);
     }
+    problems.push(...wholeOutputsProblems(path, file));
     for (const module of file.modules) {
       const target = posix.join(posix.dirname(path), module.path);
       if (!sources.exists(target)) {
@@ -75,6 +76,29 @@ export function structureProblems(sources: Sources): string[] {
     }
   }
   problems.push(...parameterFileProblems(sources));
+  return problems;
+}
+
+/**
+ * A module's whole `outputs` object used as a value (`x: stage.outputs`, `var v = stage.outputs`,
+ * `...stage.outputs`): Bicep compiles it to `reference(...).outputs`, whose entries are
+ * `{type, value}` wrappers, not the values (Azure/bicep#16792, #13947), so the receiving module
+ * reads `{type, value}` where it expects a string and the deployment fails with InvalidTemplate.
+ * Each output must be read on its own (`stage.outputs.name`).
+ */
+function wholeOutputsProblems(path: string, file: BicepFile): string[] {
+  const problems: string[] = [];
+  for (const module of file.modules) {
+    const whole = new RegExp(`(?<![\\w.])${module.symbol}\\.outputs(?![\\w.[?])`, "g");
+    for (const match of file.code.matchAll(whole)) {
+      const lineStart = file.code.lastIndexOf("\n", match.index) + 1;
+      const lineEnd = file.code.indexOf("\n", match.index);
+      const line = file.code.slice(lineStart, lineEnd === -1 ? undefined : lineEnd).trim();
+      problems.push(
+        `${path}: \`${line}\` uses ${module.symbol}.outputs whole; pass each output on its own (Azure/bicep#16792)`,
+      );
+    }
+  }
   return problems;
 }
 
