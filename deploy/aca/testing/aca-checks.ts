@@ -204,6 +204,58 @@ function parameterFileProblems(sources: Sources): string[] {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Deployment order
+
+/**
+ * The resources and modules `symbol` waits for, directly or not: those its body names (a
+ * `dependsOn` entry, `parent`, a property read), the way ARM orders a Bicep deployment.
+ */
+export function dependencyClosure(file: BicepFile, symbol: string): Set<string> {
+  const bodies = new Map<string, string>([
+    ...file.resources.map((r) => [r.symbol, r.body] as const),
+    ...file.modules.map((m) => [m.symbol, m.body] as const),
+  ]);
+  const seen = new Set<string>();
+  const visit = (current: string) => {
+    for (const name of referencedIdentifiers(bodies.get(current) ?? "")) {
+      if (bodies.has(name) && name !== current && !seen.has(name)) {
+        seen.add(name);
+        visit(name);
+      }
+    }
+  };
+  visit(symbol);
+  return seen;
+}
+
+/**
+ * postgres.bicep creates the database only after every Entra administrator: a database created
+ * before any Entra administrator exists is owned by azuresu, and no Entra principal can take it
+ * over (learn.microsoft.com/azure/postgresql/security/security-entra-concepts, "Limitations and
+ * considerations"): the migrate role could then grant nothing on it.
+ */
+export function postgresOrderProblems(sources: Sources): string[] {
+  const path = `${modulesDir}/postgres.bicep`;
+  const file = bicep(sources, path);
+  const ofType = (type: string) => file.resources.filter((r) => r.type === type && !r.existing);
+  const administrators = ofType("Microsoft.DBforPostgreSQL/flexibleServers/administrators");
+  const databases = ofType("Microsoft.DBforPostgreSQL/flexibleServers/databases");
+  const problems: string[] = [];
+  if (administrators.length === 0) problems.push(`${path}: no Entra administrator`);
+  for (const database of databases) {
+    const waitsFor = dependencyClosure(file, database.symbol);
+    for (const admin of administrators) {
+      if (!waitsFor.has(admin.symbol)) {
+        problems.push(
+          `${path}: database ${database.symbol} is created without waiting for Entra administrator ${admin.symbol}`,
+        );
+      }
+    }
+  }
+  return problems;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Secrets
 
 const secretPatterns: ReadonlyArray<readonly [RegExp, string]> = [
