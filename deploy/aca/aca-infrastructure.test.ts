@@ -49,6 +49,7 @@ import {
   componentProblems,
   containerApps,
   identityAccess,
+  keyVaultNameProblems,
   migrateJobEnv,
   roleDefinitionProblems,
   secretProblems,
@@ -697,6 +698,25 @@ describe("the webhook secrets key on Container Apps", () => {
     expect(vault).toMatch(/enableRbacAuthorization: true/);
     expect(vault).toMatch(/enableSoftDelete: true/);
     expect(vault).toMatch(/enablePurgeProtection: true/);
+  });
+
+  it("names each vault anew when the environment is created again (purge protection keeps a deleted vault's name)", () => {
+    expect(keyVaultNameProblems(disk)).toEqual([]);
+    const fixed = withEdit("deploy/aca/modules/key-vault.bicep", (t) =>
+      t.replace("uniqueString(resourceGroup().id, nameSeed)", "uniqueString(resourceGroup().id)"),
+    );
+    expect(keyVaultNameProblems(fixed)).toEqual([
+      "deploy/aca/modules/key-vault.bicep: the vault name (take('${namePrefix}-${name}-${uniqueString(resourceGroup().id)}', 24)) is the same each time the environment is created: after azd down, the soft-deleted vault keeps it for the retention period",
+    ]);
+    const constantSeed = withEdit("deploy/aca/modules/foundation.bicep", (t) =>
+      t.replace(
+        "    nameSeed: principalIdOf.migrate\n    namePrefix: 'kvs'",
+        "    nameSeed: name\n    namePrefix: 'kvs'",
+      ),
+    );
+    expect(keyVaultNameProblems(constantSeed)).toEqual([
+      "foundation.bicep: module secretsKeyVault passes nameSeed = name, not a managed identity's principal id (made anew with the environment)",
+    ]);
   });
 
   it("fails when a service lacks the vault (it would make a key of its own), or the template makes the key", () => {

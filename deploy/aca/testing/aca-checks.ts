@@ -5,9 +5,11 @@ import { evaluateEnv, type EnvEntry } from "./bicep-eval.ts";
 import {
   arrayItems,
   literalOf,
+  matchingClose,
   objectEntries,
   readBicep,
   referencedIdentifiers,
+  splitTopLevel,
   type BicepFile,
 } from "./bicep-reader.ts";
 
@@ -248,6 +250,52 @@ export function postgresOrderProblems(sources: Sources): string[] {
       if (!waitsFor.has(admin.symbol)) {
         problems.push(
           `${path}: database ${database.symbol} is created without waiting for Entra administrator ${admin.symbol}`,
+        );
+      }
+    }
+  }
+  return problems;
+}
+
+/**
+ * Key Vault names: a soft-deleted vault keeps its name for the whole retention period, and purge
+ * protection forbids purging it earlier ("You cannot reuse the name of a key vault that has been
+ * soft-deleted until the retention period has passed":
+ * learn.microsoft.com/azure/key-vault/general/soft-delete-overview). A name made only of the
+ * resource group and the environment name is the same after `azd down --purge` and `azd up`: the
+ * vault name must also include a value made anew with the environment, a parameter that every
+ * caller feeds with a managed identity's principal id.
+ */
+export function keyVaultNameProblems(sources: Sources): string[] {
+  const path = `${modulesDir}/key-vault.bicep`;
+  const file = bicep(sources, path);
+  const problems: string[] = [];
+  const vault = file.resources.find((r) => r.type === "Microsoft.KeyVault/vaults" && !r.existing);
+  if (vault === undefined) return [`${path}: no vault`];
+  const name = objectEntries(vault.body).get("name") ?? "";
+  const open = name.indexOf("uniqueString(");
+  const args =
+    open === -1
+      ? []
+      : splitTopLevel(
+          name.slice(open + "uniqueString(".length, matchingClose(name, open + "uniqueString".length)),
+        );
+  const params = new Set(file.params.map((param) => param.name));
+  const seeds = args.filter((arg) => params.has(arg));
+
+  if (seeds.length === 0) {
+    problems.push(
+      `${path}: the vault name (${name}) is the same each time the environment is created: after azd down, the soft-deleted vault keeps it for the retention period`,
+    );
+    return problems;
+  }
+  const foundation = bicep(sources, `${modulesDir}/foundation.bicep`);
+  for (const call of foundation.modules.filter((m) => m.path === "key-vault.bicep")) {
+    const passed = passedParams(foundation, call.body);
+    for (const seed of seeds) {
+      if (!/\bprincipalIdOf\b/.test(passed.get(seed) ?? "")) {
+        problems.push(
+          `foundation.bicep: module ${call.symbol} passes ${seed} = ${passed.get(seed) ?? "nothing"}, not a managed identity's principal id (made anew with the environment)`,
         );
       }
     }
