@@ -567,6 +567,9 @@ describe("container apps against the code", () => {
       });
       expect(config.dapr?.appPort).toBe(app.appPort);
       expect(config.dapr?.appHost).toBe("0.0.0.0");
+      // Only the stable publish API: ACA does not guarantee Dapr's alpha ones, bulk publish among
+      // them (learn.microsoft.com/azure/container-apps/dapr-overview, "Limitations").
+      expect(config.dapr?.bulkPublish, app.symbol).toBe(false);
       expect(config.adapters).toEqual({
         bus: "dapr",
         timers: "dapr-delayed-messages",

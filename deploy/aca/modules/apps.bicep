@@ -82,6 +82,10 @@ func daprEnv(service string, port int, level string) array => [
   { name: 'MATOOLKIT_DAPR_APP_PORT', value: string(port) }
   { name: 'MATOOLKIT_DAPR_APP_HOST', value: '0.0.0.0' }
   { name: 'MATOOLKIT_DAPR_PUBSUB', value: 'matoolkit-pubsub-${service}' }
+  // One publish per message, not Dapr's alpha bulk publish API: "Azure Container Apps doesn't
+  // guarantee the availability of Dapr alpha APIs" (learn.microsoft.com/azure/container-apps/
+  // dapr-overview, "Limitations"). Also the aca runtime's default; set to be seen here.
+  { name: 'MATOOLKIT_DAPR_BULK_PUBLISH', value: 'false' }
   { name: 'MATOOLKIT_DATA_DIR', value: '/data' }
   { name: 'LOG_LEVEL', value: level }
   { name: 'OTEL_SERVICE_NAME', value: 'matoolkit-${service}' }

@@ -33,6 +33,8 @@ const daprConfigSchema = z.object({
   pubsubName: z.string().min(1),
   stateStoreName: z.string().min(1),
   jobsApiVersion: z.enum(["v1.0-alpha1", "v1.0"]),
+  /** publishMany through Dapr's alpha bulk publish API; false: one stable publish per message. */
+  bulkPublish: z.boolean(),
 });
 export type DaprConfig = z.infer<typeof daprConfigSchema>;
 
@@ -73,6 +75,12 @@ export const platformConfigSchema = z
     daprPubsub: z.string().min(1).default("matoolkit-pubsub"),
     daprStateStore: z.string().min(1).default("matoolkit-state"),
     daprJobsApiVersion: z.enum(["v1.0-alpha1", "v1.0"]).default("v1.0-alpha1"),
+    /**
+     * Dapr's bulk publish API is alpha, and Azure Container Apps does not guarantee alpha APIs
+     * (learn.microsoft.com/azure/container-apps/dapr-overview, "Limitations"). Unset: off for the
+     * aca runtime, on otherwise.
+     */
+    daprBulkPublish: z.stringbool().optional(),
     /**
      * Whether boot runs the schema migrations. Unset: yes for the embedded database and for
      * all-in-one (`migrateOnStartDefault`), no for a single service against DATABASE_URL, which then
@@ -153,6 +161,7 @@ export const platformConfigSchema = z
       pubsubName: raw.daprPubsub,
       stateStoreName: raw.daprStateStore,
       jobsApiVersion: raw.daprJobsApiVersion,
+      bulkPublish: raw.daprBulkPublish ?? raw.runtime !== "aca",
     };
     // daprd is not the only one who can reach a port on every interface: deliveries and job
     // triggers there run steps. Dapr sends APP_API_TOKEN with each callback (ACA injects it), so
@@ -225,6 +234,7 @@ const envNames: Record<string, string> = {
   daprPubsub: "MATOOLKIT_DAPR_PUBSUB",
   daprStateStore: "MATOOLKIT_DAPR_STATE_STORE",
   daprJobsApiVersion: "MATOOLKIT_DAPR_JOBS_API_VERSION",
+  daprBulkPublish: "MATOOLKIT_DAPR_BULK_PUBLISH",
   otelServiceName: "OTEL_SERVICE_NAME",
   otlpEndpoint: "OTEL_EXPORTER_OTLP_ENDPOINT",
   otlpTracesEndpoint: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
