@@ -24,6 +24,7 @@ import { z } from "zod";
 import { platformConfigFromEnv } from "../../libs/platform/src/platform-config.ts";
 import { secretKeySourceFromEnv } from "../../libs/platform/src/secrets/secrets-config.ts";
 import { deadLetterTopicOf } from "../../libs/runtime/src/dapr/subscription-announcement.ts";
+import { otlpTracesProtocol, otlpTracesUrl } from "../../libs/runtime/src/telemetry/tracing.ts";
 import {
   notificationsSubscription,
   orchestratorEventsSubscription,
@@ -576,6 +577,26 @@ describe("container apps against the code", () => {
         idempotency: "dapr",
         workflow: "embedded",
       });
+    }
+  });
+
+  it("exports traces over gRPC to the environment's OpenTelemetry agent, the only transport it takes", () => {
+    // What the managed agent injects (learn.microsoft.com/azure/container-apps/opentelemetry-agents,
+    // "Environment variables"; the endpoint is the page's example). The container's own values win.
+    const agent = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://otel.service.k8se-apps:4317/",
+      OTEL_EXPORTER_OTLP_PROTOCOL: "grpc",
+    };
+    expect(disk.read("deploy/aca/modules/environment.bicep")).toMatch(
+      /openTelemetryConfiguration: \{\s+tracesConfiguration: \{ destinations: \['appInsights'\] \}/,
+    );
+    for (const app of apps) {
+      const env = { ...agent, ...runtimeEnv(app.env) };
+      const telemetry = platformConfigFromEnv(env, {
+        usesSql: needs[app.serviceName as keyof typeof needs].sql,
+      }).telemetry;
+      expect(otlpTracesProtocol(telemetry), app.symbol).toBe("grpc");
+      expect(otlpTracesUrl(telemetry), app.symbol).toBe("http://otel.service.k8se-apps:4317/");
     }
   });
 

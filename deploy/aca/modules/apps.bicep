@@ -89,6 +89,12 @@ func daprEnv(service string, port int, level string) array => [
   { name: 'MATOOLKIT_DATA_DIR', value: '/data' }
   { name: 'LOG_LEVEL', value: level }
   { name: 'OTEL_SERVICE_NAME', value: 'matoolkit-${service}' }
+  // The environment's managed OpenTelemetry agent (environment.bicep) injects
+  // OTEL_EXPORTER_OTLP_ENDPOINT, a gRPC endpoint (…:4317), and "only supports grpc"
+  // (learn.microsoft.com/azure/container-apps/opentelemetry-agents, "Environment variables"): the
+  // code exports over gRPC when told so (libs/runtime/src/telemetry/tracing.ts). The agent sets the
+  // same value; set here too, a value in the container's specification wins over the injected one.
+  { name: 'OTEL_EXPORTER_OTLP_PROTOCOL', value: 'grpc' }
 ]
 
 // The SQL services: their own PostgreSQL role; the schema is migrated by the migrate job.

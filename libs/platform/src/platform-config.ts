@@ -95,6 +95,9 @@ export const platformConfigSchema = z
     otelServiceName: z.string().min(1).optional(),
     otlpEndpoint: z.url({ protocol: /^https?$/ }).optional(),
     otlpTracesEndpoint: z.url({ protocol: /^https?$/ }).optional(),
+    /** OTLP's transport (libs/runtime/src/telemetry/tracing.ts); Container Apps' agent injects grpc. */
+    otlpProtocol: z.enum(["grpc", "http/protobuf", "http/json"]).optional(),
+    otlpTracesProtocol: z.enum(["grpc", "http/protobuf", "http/json"]).optional(),
     /** /healthz, /readyz and /metrics on this port for a service outside Dapr; unset = none. */
     metricsPort: z.coerce.number().int().min(0).max(65535).optional(),
     /** Interface of that server; default every interface (a scraper in another pod reaches it). */
@@ -194,6 +197,8 @@ export const platformConfigSchema = z
         serviceName: raw.otelServiceName,
         otlpEndpoint: raw.otlpEndpoint,
         otlpTracesEndpoint: raw.otlpTracesEndpoint,
+        otlpProtocol: raw.otlpProtocol,
+        otlpTracesProtocol: raw.otlpTracesProtocol,
         metricsPort: raw.metricsPort,
         metricsHost: raw.metricsHost,
       },
@@ -238,6 +243,8 @@ const envNames: Record<string, string> = {
   otelServiceName: "OTEL_SERVICE_NAME",
   otlpEndpoint: "OTEL_EXPORTER_OTLP_ENDPOINT",
   otlpTracesEndpoint: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+  otlpProtocol: "OTEL_EXPORTER_OTLP_PROTOCOL",
+  otlpTracesProtocol: "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
   metricsPort: "MATOOLKIT_METRICS_PORT",
   metricsHost: "MATOOLKIT_METRICS_HOST",
   "dapr.httpEndpoint": "DAPR_HTTP_ENDPOINT",
