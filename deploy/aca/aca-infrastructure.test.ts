@@ -48,10 +48,12 @@ import {
   bicepComponents,
   componentFiles,
   componentProblems,
+  containerAppShape,
   containerApps,
   identityAccess,
   keyVaultNameProblems,
   migrateJobEnv,
+  passedParams,
   roleDefinitionProblems,
   secretProblems,
   structureProblems,
@@ -61,6 +63,7 @@ import {
   type Sources,
 } from "./testing/aca-checks.ts";
 import type { EnvEntry } from "./testing/bicep-eval.ts";
+import { literalOf } from "./testing/bicep-reader.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 
@@ -600,12 +603,50 @@ describe("container apps against the code", () => {
     }
   });
 
-  it("probes /healthz and /readyz where they are served, with Dapr app health", () => {
-    const appTemplate = disk.read("deploy/aca/modules/container-app.bicep");
-    expect(appTemplate).toMatch(/type: 'Liveness'\s+httpGet: \{ path: '\/healthz', port: healthPort \}/);
-    expect(appTemplate).toMatch(/type: 'Readiness'\s+httpGet: \{ path: '\/readyz', port: healthPort \}/);
-    expect(appTemplate).toMatch(/appHealth: \{\s+enabled: probesEnabled\s+path: '\/healthz'/);
-    expect(appTemplate).toMatch(/appProtocol: 'http'/);
+  it("runs a release image with Dapr, its app health and the probes; a placeholder revision with none of them", () => {
+    // The release: liveness /healthz, readiness /readyz where they are served, Dapr app health.
+    expect(containerAppShape(disk, false)).toEqual({
+      daprEnabled: true,
+      appHealthEnabled: true,
+      appHealthPath: "/healthz",
+      probes: ["Liveness /healthz healthPort", "Readiness /readyz healthPort"],
+      args: "[command]",
+      ingressTargetPort: "ingressTargetPort",
+    });
+    // The placeholder (mcr.microsoft.com/k8se/quickstart) listens on port 80 only: daprd would wait
+    // for an app port it never opens, and our probes would fail.
+    expect(containerAppShape(disk, true)).toMatchObject({
+      daprEnabled: false,
+      probes: [],
+      args: "[]",
+      ingressTargetPort: "placeholderPort",
+    });
+    expect(bicep(disk, "deploy/aca/modules/container-app.bicep").params).toContainEqual(
+      expect.objectContaining({ name: "placeholderPort", defaultValue: "80" }),
+    );
+    // apps.bicep: an app is a placeholder exactly when it runs the placeholder image.
+    const appsFile = bicep(disk, "deploy/aca/modules/apps.bicep");
+    // Its recorded image only while its app exists: after `azd down` the image's registry is gone
+    // (azd sets SERVICE_<NAME>_RESOURCE_EXISTS before each provision).
+    const parameters = JSON.parse(disk.read("deploy/aca/main.parameters.json")) as {
+      parameters: Record<string, { value: Record<string, string> }>;
+    };
+    for (const module of appsFile.modules.filter((m) => m.path === "container-app.bicep")) {
+      const passed = passedParams(appsFile, module.body);
+      const service = literalOf(passed.get("serviceName") ?? "") ?? "";
+      const variable = service.toUpperCase().replaceAll("-", "_");
+      expect(passed.get("image"), module.symbol).toBe(
+        `imageOf(images, imagesExist, '${service}', placeholderImage)`,
+      );
+      expect(passed.get("placeholder"), module.symbol).toBe(`${passed.get("image")} == placeholderImage`);
+      expect(parameters.parameters.serviceImages?.value[service]).toBe(`\${SERVICE_${variable}_IMAGE_NAME=}`);
+      expect(parameters.parameters.serviceImagesExist?.value[service]).toBe(
+        `\${SERVICE_${variable}_RESOURCE_EXISTS=false}`,
+      );
+    }
+    expect(appsFile.funcs.get("imageOf")?.body).toBe(
+      "(deployed[?service] ?? 'false') == 'true' && !empty(images[?service] ?? '') ? images[service] : placeholder",
+    );
     for (const app of apps) {
       const env = runtimeEnv(app.env);
       // The admin API serves them on PORT; every other service on its Dapr app port.
@@ -613,6 +654,24 @@ describe("container apps against the code", () => {
         app.serviceName === "admin-api" ? Number(env.PORT) : app.appPort,
       );
     }
+  });
+
+  it("fails when a placeholder revision enables Dapr or probes, or a release revision lacks app health", () => {
+    const daprAlways = withEdit("deploy/aca/modules/container-app.bicep", (t) =>
+      t.replace("enabled: !placeholder", "enabled: true"),
+    );
+    expect(containerAppShape(daprAlways, true).daprEnabled).toBe(true);
+    const probesAlways = withEdit("deploy/aca/modules/container-app.bicep", (t) =>
+      t.replace("probes: placeholder ? [] : [", "probes: ["),
+    );
+    expect(containerAppShape(probesAlways, true).probes).toHaveLength(2);
+    const noHealth = withEdit("deploy/aca/modules/container-app.bicep", (t) =>
+      t.replace(
+        "appHealth: {\n          enabled: true",
+        "appHealth: {\n          enabled: !placeholder && false",
+      ),
+    );
+    expect(containerAppShape(noHealth, false).appHealthEnabled).toBe(false);
   });
 
   it("scales as the aca preset requires: orchestrator and scheduler one replica, the worker 0..N on its subscription", () => {
@@ -838,10 +897,13 @@ describe("azure.yaml", () => {
     const services = containerApps(disk, bicepParams).map((app) => app.serviceName);
     expect(azureYamlProblems(disk, imageCommands, services)).toEqual([]);
     const yaml = parse(disk.read("azure.yaml")) as { hooks: Record<string, { run: string }> };
-    expect(Object.values(yaml.hooks).map((hook) => hook.run)).toEqual([
-      "deploy/aca/hooks/migrate.sh postprovision",
-      "deploy/aca/hooks/migrate.sh postdeploy",
-    ]);
+    // Migrations before any app gets the release (predeploy), never after it: azd's deploy waits
+    // for each new revision, which refuses a schema behind its release (database.schema_outdated).
+    expect(yaml.hooks).toMatchObject({
+      postprovision: { run: "deploy/aca/hooks/migrate.sh postprovision" },
+      predeploy: { run: "deploy/aca/hooks/migrate.sh predeploy" },
+    });
+    expect(Object.keys(yaml.hooks).sort()).toEqual(["postprovision", "predeploy"]);
     expect(statSync(join(root, "deploy/aca/hooks/migrate.sh")).mode & 0o111).not.toBe(0);
     expect(migrateJobEnv(disk, bicepParams).map((entry) => entry.name)).toContain("DATABASE_URL");
     expect(disk.read("deploy/aca/modules/apps.bicep")).toMatch(/args: \['migrate'\]/);

@@ -36,6 +36,9 @@ const roles = {
   keeper: role("keeper"),
 };
 const databases: string[] = [];
+// Every role of this file logs in with it (the server may require passwords: embedded,
+// testcontainers); the script gets it as PGPASSWORD, where Azure has the managed identity's token.
+const password = randomBytes(12).toString("hex");
 
 async function asAdmin<T>(database: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
   const url = new URL(adminUrl);
@@ -55,7 +58,7 @@ async function asRole<T>(database: string, user: string, work: (client: pg.Clien
     port: Number(admin.port || 5432),
     database,
     user,
-    ...(admin.password === "" ? {} : { password: decodeURIComponent(admin.password) }),
+    password,
   });
   await client.connect();
   try {
@@ -75,7 +78,7 @@ async function createDatabase(owner: string): Promise<string> {
       CREATE FUNCTION pgaadauth_create_principal_with_oid(rolename text, objectid text, objecttype text,
         isadmin boolean, ismfa boolean) RETURNS text LANGUAGE plpgsql AS $$
       BEGIN
-        EXECUTE format('CREATE ROLE %I LOGIN', rolename);
+        EXECUTE format('CREATE ROLE %I LOGIN PASSWORD %L', rolename, '${password}');
         RETURN 'Created role for ' || rolename;
       END $$`),
   );
@@ -100,7 +103,7 @@ function runScript(database: string, path = script): Promise<Run> {
           PGPORT: admin.port || "5432",
           PGDATABASE: database,
           PGUSER: roles.migrate,
-          ...(admin.password === "" ? {} : { PGPASSWORD: decodeURIComponent(admin.password) }),
+          PGPASSWORD: password,
           PGSSLMODE: "disable",
           PGAADAUTH_DATABASE: database,
           APP_GROUP_ROLE: roles.group,
@@ -119,11 +122,13 @@ beforeAll(async () => {
     // The attributes of an Azure server administrator, which an Entra administrator shares:
     // LOGIN, NOSUPERUSER, INHERIT, CREATEDB, CREATEROLE (learn.microsoft.com/azure/postgresql/
     // security/security-entra-concepts: "the same privileges as the original PostgreSQL administrator").
-    await client.query(`CREATE ROLE ${roles.migrate} LOGIN NOSUPERUSER INHERIT CREATEDB CREATEROLE`);
+    await client.query(
+      `CREATE ROLE ${roles.migrate} LOGIN NOSUPERUSER INHERIT CREATEDB CREATEROLE PASSWORD '${password}'`,
+    );
     // The deployer: the other Entra administrator; both are members of azure_pg_admin on Azure,
     // which lets the migrate role take over what the deployer owns ("Improved control for
     // azure_pg_admin", learn.microsoft.com/azure/postgresql/security/security-access-control).
-    await client.query(`CREATE ROLE ${roles.deployer} LOGIN`);
+    await client.query(`CREATE ROLE ${roles.deployer} LOGIN PASSWORD '${password}'`);
     await client.query(`GRANT ${roles.deployer} TO ${roles.migrate}`);
     await client.query(`CREATE ROLE ${roles.keeper} NOLOGIN`);
   });

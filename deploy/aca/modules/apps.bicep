@@ -29,7 +29,9 @@ param postgresFqdn string
 param postgresDatabase string
 @description('Image per azd service name (azd records SERVICE_<NAME>_IMAGE_NAME after a deploy); empty or missing: the placeholder.')
 param images object
-@description('What a service runs before azd deployed it once.')
+@description('Per azd service name: \'true\' when its container app exists (azd\'s SERVICE_<NAME>_RESOURCE_EXISTS).')
+param imagesExist object
+@description('What a service runs before azd deployed it once (container-app.bicep: no Dapr, probes or command).')
 param placeholderImage string
 param workerId string
 param workerMaxReplicas int
@@ -164,10 +166,13 @@ var migrateEnv = [
   { name: 'LOG_LEVEL', value: logLevel }
 ]
 
-// The placeholder answers neither /healthz nor /readyz: probes and Dapr app health are on only
-// for a real image, i.e. from the `azd provision` after the first deploy (deploy/README.md).
-func imageOf(images object, service string, placeholder string) string =>
-  empty(images[?service] ?? '') ? placeholder : images[service]
+// The image azd deployed for the service, while its container app exists; else the placeholder.
+// azd records SERVICE_<NAME>_IMAGE_NAME at each deploy and SERVICE_<NAME>_RESOURCE_EXISTS before
+// each provision (whether the app tagged azd-service-name exists: Azure/azure-dev,
+// cli/azd/pkg/project/service_target_containerapp.go): after `azd down` the recorded image names a
+// registry that is gone, and the next provision must start from the placeholder again.
+func imageOf(images object, deployed object, service string, placeholder string) string =>
+  (deployed[?service] ?? 'false') == 'true' && !empty(images[?service] ?? '') ? images[service] : placeholder
 
 var common = {
   location: location
@@ -182,8 +187,8 @@ module adminApi 'container-app.bicep' = {
     ...common
     name: 'ca-${name}-admin-api'
     serviceName: 'admin-api'
-    image: imageOf(images, 'admin-api', placeholderImage)
-    probesEnabled: imageOf(images, 'admin-api', placeholderImage) != placeholderImage
+    image: imageOf(images, imagesExist, 'admin-api', placeholderImage)
+    placeholder: imageOf(images, imagesExist, 'admin-api', placeholderImage) == placeholderImage
     command: 'admin-api'
     identityId: ids['admin-api']
     extraIdentityIds: [ids['dapr-state']]
@@ -207,8 +212,8 @@ module orchestrator 'container-app.bicep' = {
     ...common
     name: 'ca-${name}-orchestrator'
     serviceName: 'orchestrator'
-    image: imageOf(images, 'orchestrator', placeholderImage)
-    probesEnabled: imageOf(images, 'orchestrator', placeholderImage) != placeholderImage
+    image: imageOf(images, imagesExist, 'orchestrator', placeholderImage)
+    placeholder: imageOf(images, imagesExist, 'orchestrator', placeholderImage) == placeholderImage
     command: 'orchestrator'
     identityId: ids.orchestrator
     extraIdentityIds: [ids['dapr-state']]
@@ -229,8 +234,8 @@ module scheduler 'container-app.bicep' = {
     ...common
     name: 'ca-${name}-scheduler'
     serviceName: 'scheduler'
-    image: imageOf(images, 'scheduler', placeholderImage)
-    probesEnabled: imageOf(images, 'scheduler', placeholderImage) != placeholderImage
+    image: imageOf(images, imagesExist, 'scheduler', placeholderImage)
+    placeholder: imageOf(images, imagesExist, 'scheduler', placeholderImage) == placeholderImage
     command: 'scheduler'
     identityId: ids.scheduler
     extraIdentityIds: [ids['dapr-state']]
@@ -251,8 +256,8 @@ module worker 'container-app.bicep' = {
     ...common
     name: 'ca-${name}-worker'
     serviceName: 'worker'
-    image: imageOf(images, 'worker', placeholderImage)
-    probesEnabled: imageOf(images, 'worker', placeholderImage) != placeholderImage
+    image: imageOf(images, imagesExist, 'worker', placeholderImage)
+    placeholder: imageOf(images, imagesExist, 'worker', placeholderImage) == placeholderImage
     command: 'worker'
     identityId: ids.worker
     extraIdentityIds: [ids['dapr-state'], ids.scaler]
@@ -283,7 +288,8 @@ module worker 'container-app.bicep' = {
   }
 }
 
-// `matoolkit migrate`, started by the azd hook (deploy/aca/hooks/migrate.sh) once per deploy.
+// `matoolkit migrate`, started by the azd predeploy hook (deploy/aca/hooks/migrate.sh) with the
+// release's image, before any app gets it.
 resource migrateJob 'Microsoft.App/jobs@2025-02-02-preview' = {
   name: 'caj-${name}-migrate'
   location: location
@@ -306,7 +312,7 @@ resource migrateJob 'Microsoft.App/jobs@2025-02-02-preview' = {
       containers: [
         {
           name: 'migrate'
-          image: imageOf(images, 'admin-api', placeholderImage)
+          image: imageOf(images, imagesExist, 'admin-api', placeholderImage)
           args: ['migrate']
           env: migrateEnv
           resources: { cpu: json('0.5'), memory: '1Gi' }

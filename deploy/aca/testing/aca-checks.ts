@@ -882,13 +882,83 @@ export function azureYamlProblems(
     }
     if (checked.has(script)) continue;
     checked.add(script);
-    // Every variable the script needs from azd is an output of the template (or azd's own).
+    // Every variable the script needs from azd is an output of the template, or one azd sets in
+    // every environment itself (AZURE_ENV_NAME; SERVICE_<NAME>_IMAGE_NAME after a deploy).
     for (const match of sources.read(script).matchAll(/\$\{([A-Za-z_]\w*):[?-]/g)) {
       const variable = match[1]!;
-      if (!outputs.includes(variable) && !/^SERVICE_\w+_IMAGE_NAME$/.test(variable)) {
+      if (!outputs.includes(variable) && !/^(SERVICE_\w+_IMAGE_NAME|AZURE_ENV_NAME)$/.test(variable)) {
         problems.push(`${script}: reads ${variable}, which ${yaml.infra.module}.bicep does not output`);
       }
     }
   }
   return problems;
+}
+
+// ---------------------------------------------------------------------------------------------
+// container-app.bicep: what a revision is with the placeholder image and with a release image
+
+export interface ContainerAppShape {
+  readonly daprEnabled: boolean;
+  readonly appHealthEnabled: boolean;
+  readonly appHealthPath: string | undefined;
+  /** Probe types with their path and port expressions, e.g. `Liveness /healthz healthPort`. */
+  readonly probes: readonly string[];
+  readonly args: string;
+  /** The ingress target port's expression, when the app has ingress. */
+  readonly ingressTargetPort: string;
+}
+
+/**
+ * The properties of container-app.bicep's app that depend on `placeholder`, with that parameter
+ * fixed: boolean literals, `placeholder`, `!placeholder` and `[!]placeholder ? a : b` are
+ * resolved; anything else is returned as written (and fails the caller's expectations).
+ */
+export function containerAppShape(sources: Sources, placeholder: boolean): ContainerAppShape {
+  const file = bicep(sources, `${modulesDir}/container-app.bicep`);
+  const app = file.resources.find((r) => r.type === "Microsoft.App/containerApps" && !r.existing);
+  if (app === undefined) throw new Error("container-app.bicep: no container app");
+  const resolve = (expression: string): string => {
+    const trimmed = expression.trim();
+    const ternary = /^(!?)placeholder\s*\?\s*/.exec(trimmed);
+    if (ternary !== null) {
+      const rest = trimmed.slice(ternary[0].length);
+      // The `:` at depth 0 splits the branches (a branch may be an object or array literal).
+      let depth = 0;
+      for (let i = 0; i < rest.length; i += 1) {
+        const char = rest[i]!;
+        if (char === "'") i = rest.indexOf("'", i + 1);
+        else if ("{[(".includes(char)) depth += 1;
+        else if ("}])".includes(char)) depth -= 1;
+        else if (char === ":" && depth === 0) {
+          const chosen = (ternary[1] === "!") !== placeholder;
+          return resolve(chosen ? rest.slice(0, i) : rest.slice(i + 1));
+        }
+      }
+      throw new Error(`not a ternary: ${trimmed}`);
+    }
+    if (trimmed === "placeholder") return String(placeholder);
+    if (trimmed === "!placeholder") return String(!placeholder);
+    return trimmed;
+  };
+  const at = (text: string, ...keys: string[]): string =>
+    keys.reduce((current, key) => resolve(objectEntries(current).get(key) ?? ""), text);
+  const properties = at(app.body, "properties");
+  const dapr = at(properties, "configuration", "dapr");
+  const ingress = resolve(at(properties, "configuration", "ingress"));
+  const containers = arrayItems(at(properties, "template", "containers"));
+  const container = containers[0] ?? "{}";
+  const probes = arrayItems(at(container, "probes")).map((probe) => {
+    const entries = objectEntries(probe);
+    const get = objectEntries(entries.get("httpGet") ?? "{}");
+    return `${literalOf(entries.get("type") ?? "") ?? ""} ${literalOf(get.get("path") ?? "") ?? ""} ${get.get("port") ?? ""}`;
+  });
+  const ingressTarget = /^ingressTargetPort == 0\s*\?\s*null\s*:\s*([\s\S]*)$/.exec(ingress)?.[1] ?? ingress;
+  return {
+    daprEnabled: at(dapr, "enabled") === "true",
+    appHealthEnabled: at(dapr, "appHealth", "enabled") === "true",
+    appHealthPath: literalOf(at(dapr, "appHealth", "path")),
+    probes,
+    args: at(container, "args"),
+    ingressTargetPort: ingressTarget.startsWith("{") ? at(ingressTarget, "targetPort") : "",
+  };
 }
