@@ -4,12 +4,16 @@
  * - the Bicep structurally (testing/bicep-reader.ts): module files exist and receive exactly the
  *   parameters they declare (all required ones), loaded files exist, no parameter or variable is
  *   unused, API versions are well formed, the parameter files set only declared parameters with
- *   allowed values; no secret is written anywhere;
+ *   allowed values, no module's whole `outputs` is used as a value; no secret is written anywhere;
+ * - what a first `azd up` needs: Key Vault names new with each environment, a revision's shape
+ *   with the placeholder image (no Dapr, probes, command) and with a release (all of them), the
+ *   hooks azure.yaml runs (their behaviour: hooks.test.ts; db-roles.sh: db-roles.test.ts);
  * - against the code: the Service Bus topics and subscriptions equal the code's topology (and the
  *   reverse), the Dapr components (Bicep and components/*.yaml, the latter against a zod schema
  *   of Container Apps' component) match components/azure, the app ids and ports equal
  *   dapr/README.md and the platform configuration, every variable set is read by the code and the
- *   code's own parsers accept each service's environment, each identity holds exactly the roles its
+ *   code's own parsers accept each service's environment (publishing without Dapr's alpha bulk API,
+ *   exporting traces over gRPC to Container Apps' agent), each identity holds exactly the roles its
  *   service uses, azure.yaml's services are the image's commands;
  * - that each check can fail: every group runs once more on a copy with one defect.
  * What it cannot tell: whether Azure accepts the templates (types, property names, API versions
