@@ -13,13 +13,14 @@
 #      only the image of that running configuration (Azure/azure-dev,
 #      cli/azd/pkg/containerapps/container_app.go, AddRevision), so the first deployed revision has
 #      them all, and no app ever starts on a schema behind its release.
-# Not postdeploy: azd's deploy waits for each new revision to be ready, and a service refuses a
-# schema behind its release (MATOOLKIT_MIGRATE_ON_START=false, database.schema_outdated): migrations
-# after the deploy would never run.
+# Not postdeploy: azd's deploy waits for each app's update, which Container Apps fails ("Operation
+# expired") when the new revision never gets ready, and a service refuses a schema behind its
+# release (MATOOLKIT_MIGRATE_ON_START=false, database.schema_outdated): migrations after the
+# deploy would never run.
 set -eu
 rg="${AZURE_RESOURCE_GROUP:?run through azd, or export the azd environment}"
 
-# azure.yaml's services (deploy/aca/aca-infrastructure.test.ts checks that the lists agree).
+# azure.yaml's services (deploy/aca/hooks.test.ts checks that the lists agree).
 services="admin-api orchestrator scheduler worker"
 
 run_job() {
