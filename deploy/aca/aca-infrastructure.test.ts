@@ -4,12 +4,16 @@
  * - the Bicep structurally (testing/bicep-reader.ts): module files exist and receive exactly the
  *   parameters they declare (all required ones), loaded files exist, no parameter or variable is
  *   unused, API versions are well formed, the parameter files set only declared parameters with
- *   allowed values; no secret is written anywhere;
+ *   allowed values, no module's whole `outputs` is used as a value; no secret is written anywhere;
+ * - what a first `azd up` needs: Key Vault names new with each environment, a revision's shape
+ *   with the placeholder image (no Dapr, probes, command) and with a release (all of them), the
+ *   hooks azure.yaml runs (their behaviour: hooks.test.ts; db-roles.sh: db-roles.test.ts);
  * - against the code: the Service Bus topics and subscriptions equal the code's topology (and the
  *   reverse), the Dapr components (Bicep and components/*.yaml, the latter against a zod schema
  *   of Container Apps' component) match components/azure, the app ids and ports equal
  *   dapr/README.md and the platform configuration, every variable set is read by the code and the
- *   code's own parsers accept each service's environment, each identity holds exactly the roles its
+ *   code's own parsers accept each service's environment (publishing without Dapr's alpha bulk API,
+ *   exporting traces over gRPC to Container Apps' agent), each identity holds exactly the roles its
  *   service uses, azure.yaml's services are the image's commands;
  * - that each check can fail: every group runs once more on a copy with one defect.
  * Property names, types and API versions against the resource schemas are bicep-schema.test.ts's
@@ -25,6 +29,7 @@ import { z } from "zod";
 import { platformConfigFromEnv } from "../../libs/platform/src/platform-config.ts";
 import { secretKeySourceFromEnv } from "../../libs/platform/src/secrets/secrets-config.ts";
 import { deadLetterTopicOf } from "../../libs/runtime/src/dapr/subscription-announcement.ts";
+import { otlpTracesProtocol, otlpTracesUrl } from "../../libs/runtime/src/telemetry/tracing.ts";
 import {
   notificationsSubscription,
   orchestratorEventsSubscription,
@@ -48,9 +53,12 @@ import {
   bicepComponents,
   componentFiles,
   componentProblems,
+  containerAppShape,
   containerApps,
   identityAccess,
+  keyVaultNameProblems,
   migrateJobEnv,
+  passedParams,
   roleDefinitionProblems,
   secretProblems,
   structureProblems,
@@ -60,6 +68,7 @@ import {
   type Sources,
 } from "./testing/aca-checks.ts";
 import type { EnvEntry } from "./testing/bicep-eval.ts";
+import { literalOf } from "./testing/bicep-reader.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 
@@ -289,11 +298,31 @@ describe("deploy/aca Bicep structure", () => {
     const main = readFileSync(join(root, "deploy/aca/main.bicep"), "utf8");
     expect(main).toMatch(/^targetScope = 'subscription'$/m);
     expect(main).toMatch(/module foundation 'modules\/foundation\.bicep'/);
-    expect(main).toMatch(/foundation: foundation\.outputs/);
+    expect(main).toMatch(/^ {4}postgresFqdn: foundation\.outputs\.postgresFqdn$/m);
     expect(main).toMatch(
       /^output MATOOLKIT_API_URL string = 'https:\/\/\$\{apps\.outputs\.adminApiFqdn\}'$/m,
     );
     expect(main).toMatch(/^output AZURE_CONTAINER_REGISTRY_ENDPOINT string/m);
+  });
+
+  it("fails when a module is given another module's whole outputs object (Azure/bicep#16792)", () => {
+    // Stage 2 passed as one object: apps.bicep would read {type, value} wrappers at deploy time.
+    const whole = withEdit("deploy/aca/main.bicep", (t) =>
+      t.replace(
+        "    identityIds: foundation.outputs.identityIds\n",
+        "    identityIds: foundation.outputs.identityIds\n    foundation: foundation.outputs\n",
+      ),
+    );
+    expect(structureProblems(whole)).toContain(
+      "deploy/aca/main.bicep: `foundation: foundation.outputs` uses foundation.outputs whole; pass each output on its own (Azure/bicep#16792)",
+    );
+    const viaVariable = withEdit(
+      "deploy/aca/main.bicep",
+      (t) => `${t}\nvar stageOne = foundation.outputs\noutput X object = stageOne\n`,
+    );
+    expect(structureProblems(viaVariable)).toContain(
+      "deploy/aca/main.bicep: `var stageOne = foundation.outputs` uses foundation.outputs whole; pass each output on its own (Azure/bicep#16792)",
+    );
   });
 
   it("fails on a module file that does not exist, a missing or unknown module parameter, an unused one", () => {
@@ -357,10 +386,7 @@ describe("deploy/aca Bicep structure", () => {
       "postgres.bicep: password authentication is not disabled",
     ]);
     const urlPassword = withEdit("deploy/aca/modules/apps.bicep", (t) =>
-      t.replace(
-        "'postgres://${foundation.postgresFqdn}",
-        "'postgres://app:hunter2@${foundation.postgresFqdn}",
-      ),
+      t.replace("'postgres://${postgresFqdn}", "'postgres://app:hunter2@${postgresFqdn}"),
     );
     expect(secretProblems(urlPassword)).toEqual([
       "deploy/aca/modules/apps.bicep: holds a password in a connection URL",
@@ -550,6 +576,9 @@ describe("container apps against the code", () => {
       });
       expect(config.dapr?.appPort).toBe(app.appPort);
       expect(config.dapr?.appHost).toBe("0.0.0.0");
+      // Only the stable publish API: ACA does not guarantee Dapr's alpha ones, bulk publish among
+      // them (learn.microsoft.com/azure/container-apps/dapr-overview, "Limitations").
+      expect(config.dapr?.bulkPublish, app.symbol).toBe(false);
       expect(config.adapters).toEqual({
         bus: "dapr",
         timers: "dapr-delayed-messages",
@@ -559,12 +588,70 @@ describe("container apps against the code", () => {
     }
   });
 
-  it("probes /healthz and /readyz where they are served, with Dapr app health", () => {
-    const appTemplate = disk.read("deploy/aca/modules/container-app.bicep");
-    expect(appTemplate).toMatch(/type: 'Liveness'\s+httpGet: \{ path: '\/healthz', port: healthPort \}/);
-    expect(appTemplate).toMatch(/type: 'Readiness'\s+httpGet: \{ path: '\/readyz', port: healthPort \}/);
-    expect(appTemplate).toMatch(/appHealth: \{\s+enabled: probesEnabled\s+path: '\/healthz'/);
-    expect(appTemplate).toMatch(/appProtocol: 'http'/);
+  it("exports traces over gRPC to the environment's OpenTelemetry agent, the only transport it takes", () => {
+    // What the managed agent injects (learn.microsoft.com/azure/container-apps/opentelemetry-agents,
+    // "Environment variables"; the endpoint is the page's example). The container's own values win.
+    const agent = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://otel.service.k8se-apps:4317/",
+      OTEL_EXPORTER_OTLP_PROTOCOL: "grpc",
+    };
+    expect(disk.read("deploy/aca/modules/environment.bicep")).toMatch(
+      /openTelemetryConfiguration: \{\s+tracesConfiguration: \{ destinations: \['appInsights'\] \}/,
+    );
+    for (const app of apps) {
+      const env = { ...agent, ...runtimeEnv(app.env) };
+      const telemetry = platformConfigFromEnv(env, {
+        usesSql: needs[app.serviceName as keyof typeof needs].sql,
+      }).telemetry;
+      expect(otlpTracesProtocol(telemetry), app.symbol).toBe("grpc");
+      expect(otlpTracesUrl(telemetry), app.symbol).toBe("http://otel.service.k8se-apps:4317/");
+    }
+  });
+
+  it("runs a release image with Dapr, its app health and the probes; a placeholder revision with none of them", () => {
+    // The release: liveness /healthz, readiness /readyz where they are served, Dapr app health.
+    expect(containerAppShape(disk, false)).toEqual({
+      daprEnabled: true,
+      appHealthEnabled: true,
+      appHealthPath: "/healthz",
+      probes: ["Liveness /healthz healthPort", "Readiness /readyz healthPort"],
+      args: "[command]",
+      ingressTargetPort: "ingressTargetPort",
+    });
+    // The placeholder (mcr.microsoft.com/k8se/quickstart) listens on port 80 only: daprd would wait
+    // for an app port it never opens, and our probes would fail.
+    expect(containerAppShape(disk, true)).toMatchObject({
+      daprEnabled: false,
+      probes: [],
+      args: "[]",
+      ingressTargetPort: "placeholderPort",
+    });
+    expect(bicep(disk, "deploy/aca/modules/container-app.bicep").params).toContainEqual(
+      expect.objectContaining({ name: "placeholderPort", defaultValue: "80" }),
+    );
+    // apps.bicep: an app is a placeholder exactly when it runs the placeholder image.
+    const appsFile = bicep(disk, "deploy/aca/modules/apps.bicep");
+    // Its recorded image only while its app exists: after `azd down` the image's registry is gone
+    // (azd sets SERVICE_<NAME>_RESOURCE_EXISTS before each provision).
+    const parameters = JSON.parse(disk.read("deploy/aca/main.parameters.json")) as {
+      parameters: Record<string, { value: Record<string, string> }>;
+    };
+    for (const module of appsFile.modules.filter((m) => m.path === "container-app.bicep")) {
+      const passed = passedParams(appsFile, module.body);
+      const service = literalOf(passed.get("serviceName") ?? "") ?? "";
+      const variable = service.toUpperCase().replaceAll("-", "_");
+      expect(passed.get("image"), module.symbol).toBe(
+        `imageOf(images, imagesExist, '${service}', placeholderImage)`,
+      );
+      expect(passed.get("placeholder"), module.symbol).toBe(`${passed.get("image")} == placeholderImage`);
+      expect(parameters.parameters.serviceImages?.value[service]).toBe(`\${SERVICE_${variable}_IMAGE_NAME=}`);
+      expect(parameters.parameters.serviceImagesExist?.value[service]).toBe(
+        `\${SERVICE_${variable}_RESOURCE_EXISTS=false}`,
+      );
+    }
+    expect(appsFile.funcs.get("imageOf")?.body).toBe(
+      "(deployed[?service] ?? 'false') == 'true' && !empty(images[?service] ?? '') ? images[service] : placeholder",
+    );
     for (const app of apps) {
       const env = runtimeEnv(app.env);
       // The admin API serves them on PORT; every other service on its Dapr app port.
@@ -572,6 +659,24 @@ describe("container apps against the code", () => {
         app.serviceName === "admin-api" ? Number(env.PORT) : app.appPort,
       );
     }
+  });
+
+  it("fails when a placeholder revision enables Dapr or probes, or a release revision lacks app health", () => {
+    const daprAlways = withEdit("deploy/aca/modules/container-app.bicep", (t) =>
+      t.replace("enabled: !placeholder", "enabled: true"),
+    );
+    expect(containerAppShape(daprAlways, true).daprEnabled).toBe(true);
+    const probesAlways = withEdit("deploy/aca/modules/container-app.bicep", (t) =>
+      t.replace("probes: placeholder ? [] : [", "probes: ["),
+    );
+    expect(containerAppShape(probesAlways, true).probes).toHaveLength(2);
+    const noHealth = withEdit("deploy/aca/modules/container-app.bicep", (t) =>
+      t.replace(
+        "appHealth: {\n          enabled: true",
+        "appHealth: {\n          enabled: !placeholder && false",
+      ),
+    );
+    expect(containerAppShape(noHealth, false).appHealthEnabled).toBe(false);
   });
 
   it("scales as the aca preset requires: orchestrator and scheduler one replica, the worker 0..N on its subscription", () => {
@@ -667,8 +772,11 @@ describe("the webhook secrets key on Container Apps", () => {
         kind: "key-vault",
         secretName: "matoolkit-secrets-key",
       });
-      expect(byService.get(service)?.vault, service).toBe("foundation.secretsKeyVaultUri");
+      expect(byService.get(service)?.vault, service).toBe("secretsKeyVaultUri");
     }
+    expect(disk.read("deploy/aca/main.bicep")).toMatch(
+      /^ {4}secretsKeyVaultUri: foundation\.outputs\.secretsKeyVaultUri$/m,
+    );
     // The scheduler and the worker never seal or open a webhook secret.
     expect(byService.get("scheduler")?.vault).toBeUndefined();
     expect(byService.get("worker")?.vault).toBeUndefined();
@@ -680,10 +788,29 @@ describe("the webhook secrets key on Container Apps", () => {
     expect(vault).toMatch(/enablePurgeProtection: true/);
   });
 
+  it("names each vault anew when the environment is created again (purge protection keeps a deleted vault's name)", () => {
+    expect(keyVaultNameProblems(disk)).toEqual([]);
+    const fixed = withEdit("deploy/aca/modules/key-vault.bicep", (t) =>
+      t.replace("uniqueString(resourceGroup().id, nameSeed)", "uniqueString(resourceGroup().id)"),
+    );
+    expect(keyVaultNameProblems(fixed)).toEqual([
+      "deploy/aca/modules/key-vault.bicep: the vault name (take('${namePrefix}-${name}-${uniqueString(resourceGroup().id)}', 24)) is the same each time the environment is created: after azd down, the soft-deleted vault keeps it for the retention period",
+    ]);
+    const constantSeed = withEdit("deploy/aca/modules/foundation.bicep", (t) =>
+      t.replace(
+        "    nameSeed: principalIdOf.migrate\n    namePrefix: 'kvs'",
+        "    nameSeed: name\n    namePrefix: 'kvs'",
+      ),
+    );
+    expect(keyVaultNameProblems(constantSeed)).toEqual([
+      "foundation.bicep: module secretsKeyVault passes nameSeed = name, not a managed identity's principal id (made anew with the environment)",
+    ]);
+  });
+
   it("fails when a service lacks the vault (it would make a key of its own), or the template makes the key", () => {
     const noVault = withEdit("deploy/aca/modules/apps.bicep", (t) =>
       t.replace(
-        "  sqlEnv(names.orchestrator, clientIds.orchestrator, databaseUrl),\n  secretsKeyEnv(foundation.secretsKeyVaultUri)\n",
+        "  sqlEnv(names.orchestrator, clientIds.orchestrator, databaseUrl),\n  secretsKeyEnv(secretsKeyVaultUri)\n",
         "  sqlEnv(names.orchestrator, clientIds.orchestrator, databaseUrl)\n",
       ),
     );
@@ -775,10 +902,13 @@ describe("azure.yaml", () => {
     const services = containerApps(disk, bicepParams).map((app) => app.serviceName);
     expect(azureYamlProblems(disk, imageCommands, services)).toEqual([]);
     const yaml = parse(disk.read("azure.yaml")) as { hooks: Record<string, { run: string }> };
-    expect(Object.values(yaml.hooks).map((hook) => hook.run)).toEqual([
-      "deploy/aca/hooks/migrate.sh postprovision",
-      "deploy/aca/hooks/migrate.sh postdeploy",
-    ]);
+    // Migrations before any app gets the release (predeploy), never after it: azd's deploy waits
+    // for each new revision, which refuses a schema behind its release (database.schema_outdated).
+    expect(yaml.hooks).toMatchObject({
+      postprovision: { run: "deploy/aca/hooks/migrate.sh postprovision" },
+      predeploy: { run: "deploy/aca/hooks/migrate.sh predeploy" },
+    });
+    expect(Object.keys(yaml.hooks).sort()).toEqual(["postprovision", "predeploy"]);
     expect(statSync(join(root, "deploy/aca/hooks/migrate.sh")).mode & 0o111).not.toBe(0);
     expect(migrateJobEnv(disk, bicepParams).map((entry) => entry.name)).toContain("DATABASE_URL");
     expect(disk.read("deploy/aca/modules/apps.bicep")).toMatch(/args: \['migrate'\]/);

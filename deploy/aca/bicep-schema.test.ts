@@ -33,23 +33,14 @@ function check(text: string): string[] {
   return checkBicepFiles(root, [{ path: "fixture.bicep", text }]).problems;
 }
 
-// Occurrences that another change fixes (issue 28 point 1); a new one fails the real-file test.
-const KNOWN_WHOLE_OUTPUTS = [
-  "deploy/aca/main.bicep:87: 'foundation.outputs' passes module foundation's outputs whole",
-];
-
 describe("deploy/aca Bicep against the resource schemas", () => {
   it("every resource of the real files matches its type's schema and api version", () => {
     const schemaProblems = real.problems.filter((problem) => !problem.includes(".outputs' passes module"));
     expect(schemaProblems).toEqual([]);
   });
 
-  it("the real files pass no module's outputs whole, but for the known occurrence being fixed", () => {
-    const wholeOutputs = real.problems.filter((problem) => problem.includes(".outputs' passes module"));
-    const unknown = wholeOutputs.filter(
-      (problem) => !KNOWN_WHOLE_OUTPUTS.some((known) => problem.startsWith(known)),
-    );
-    expect(unknown).toEqual([]);
+  it("the real files pass no module's outputs whole (Azure/bicep#16792)", () => {
+    expect(real.problems.filter((problem) => problem.includes(".outputs' passes module"))).toEqual([]);
   });
 
   // One test per resource type: the test output lists what each is checked against.

@@ -31,6 +31,8 @@ param environmentInternal bool = false
 
 @description('Image per azd service (admin-api, orchestrator, scheduler, worker) once azd deployed it; a re-provision keeps it. Missing: the placeholder.')
 param serviceImages object = {}
+@description('Per azd service: \'true\' when its container app exists (azd sets SERVICE_<NAME>_RESOURCE_EXISTS before each provision); otherwise its recorded image is not used.')
+param serviceImagesExist object = {}
 @description('The worker pool\'s WorkerId (MATOOLKIT_WORKER_ID) and subscription filter.')
 param workerId string = 'worker-01'
 param workerMaxReplicas int = 10
@@ -50,6 +52,9 @@ param targetCertificateName string = 'matoolkit-worker'
 param logLevel string = 'info'
 
 var name = toLower(environmentName)
+// What an app runs until its first deploy (modules/container-app.bicep: no Dapr, probes or
+// command); hooks/migrate.sh finds the apps still running it.
+var placeholderImage = 'mcr.microsoft.com/k8se/quickstart:latest'
 var tags = { 'azd-env-name': environmentName, application: 'matoolkit' }
 
 resource group 'Microsoft.Resources/resourceGroups@2024-11-01' = {
@@ -84,9 +89,25 @@ module apps 'modules/apps.bicep' = {
     name: name
     location: location
     tags: tags
-    foundation: foundation.outputs
+    // Each output on its own: a module's whole `outputs` object compiles to
+    // reference(...).outputs, whose entries are {type, value} wrappers (Azure/bicep#16792, #13947).
+    identityIds: foundation.outputs.identityIds
+    identityClientIds: foundation.outputs.identityClientIds
+    identityPrincipalIds: foundation.outputs.identityPrincipalIds
+    identityNames: foundation.outputs.identityNames
+    containerAppsSubnetId: foundation.outputs.containerAppsSubnetId
+    logAnalyticsWorkspaceName: foundation.outputs.logAnalyticsWorkspaceName
+    appInsightsName: foundation.outputs.appInsightsName
+    registryLoginServer: foundation.outputs.registryLoginServer
+    keyVaultUri: foundation.outputs.keyVaultUri
+    secretsKeyVaultUri: foundation.outputs.secretsKeyVaultUri
+    serviceBusName: foundation.outputs.serviceBusName
+    serviceBusFqdn: foundation.outputs.serviceBusFqdn
+    postgresFqdn: foundation.outputs.postgresFqdn
+    postgresDatabase: foundation.outputs.postgresDatabase
     images: serviceImages
-    placeholderImage: 'mcr.microsoft.com/k8se/quickstart:latest'
+    imagesExist: serviceImagesExist
+    placeholderImage: placeholderImage
     workerId: workerId
     workerMaxReplicas: workerMaxReplicas
     workerConcurrency: workerConcurrency
@@ -115,4 +136,5 @@ output AZURE_POSTGRES_SERVER string = foundation.outputs.postgresFqdn
 output ADMIN_API_APP_NAME string = apps.outputs.adminApiName
 output MIGRATE_JOB_NAME string = apps.outputs.migrateJobName
 output DB_ROLES_JOB_NAME string = apps.outputs.dbRolesJobName
+output AZURE_PLACEHOLDER_IMAGE string = placeholderImage
 output MATOOLKIT_API_URL string = 'https://${apps.outputs.adminApiFqdn}'

@@ -4,10 +4,34 @@
 param name string
 param location string
 param tags object
-param foundation object
+// Stage 1's outputs, one parameter each: main.bicep passes them one by one, never the stage's
+// whole `outputs` object (Bicep compiles that to reference(...).outputs, whose entries are
+// {type, value} wrappers: Azure/bicep#16792, #13947).
+@description('Resource id per identity role (admin-api, orchestrator, scheduler, worker, dapr-state, migrate, scaler).')
+param identityIds object
+@description('Client id per identity role.')
+param identityClientIds object
+@description('Principal (object) id per identity role.')
+param identityPrincipalIds object
+@description('Name per identity role: the PostgreSQL role name of its Entra principal.')
+param identityNames object
+param containerAppsSubnetId string
+param logAnalyticsWorkspaceName string
+param appInsightsName string
+param registryLoginServer string
+@description('URI of the vault with the worker\'s target-tenant certificate.')
+param keyVaultUri string
+@description('URI of the vault with the webhook secrets key.')
+param secretsKeyVaultUri string
+param serviceBusName string
+param serviceBusFqdn string
+param postgresFqdn string
+param postgresDatabase string
 @description('Image per azd service name (azd records SERVICE_<NAME>_IMAGE_NAME after a deploy); empty or missing: the placeholder.')
 param images object
-@description('What a service runs before azd deployed it once.')
+@description('Per azd service name: \'true\' when its container app exists (azd\'s SERVICE_<NAME>_RESOURCE_EXISTS).')
+param imagesExist object
+@description('What a service runs before azd deployed it once (container-app.bicep: no Dapr, probes or command).')
 param placeholderImage string
 param workerId string
 param workerMaxReplicas int
@@ -26,9 +50,9 @@ param targetCertificateName string
 param logLevel string
 param environmentInternal bool
 
-var ids = foundation.identityIds
-var clientIds = foundation.identityClientIds
-var names = foundation.identityNames
+var ids = identityIds
+var clientIds = identityClientIds
+var names = identityNames
 var workerAppId = 'matoolkit-worker'
 
 module environment 'environment.bicep' = {
@@ -37,13 +61,13 @@ module environment 'environment.bicep' = {
     name: name
     location: location
     tags: tags
-    infrastructureSubnetId: foundation.containerAppsSubnetId
-    logAnalyticsWorkspaceName: foundation.logAnalyticsWorkspaceName
-    appInsightsName: foundation.appInsightsName
+    infrastructureSubnetId: containerAppsSubnetId
+    logAnalyticsWorkspaceName: logAnalyticsWorkspaceName
+    appInsightsName: appInsightsName
     internal: environmentInternal
-    serviceBusFqdn: foundation.serviceBusFqdn
-    postgresFqdn: foundation.postgresFqdn
-    databaseName: foundation.postgresDatabase
+    serviceBusFqdn: serviceBusFqdn
+    postgresFqdn: postgresFqdn
+    databaseName: postgresDatabase
     clientIds: clientIds
     daprStateRoleName: names['dapr-state']
     workerAppId: workerAppId
@@ -51,7 +75,7 @@ module environment 'environment.bicep' = {
 }
 
 // Passwordless PostgreSQL (deployment contract): the role is the identity's name, no password.
-var databaseUrl = 'postgres://${foundation.postgresFqdn}:5432/${foundation.postgresDatabase}?sslmode=require'
+var databaseUrl = 'postgres://${postgresFqdn}:5432/${postgresDatabase}?sslmode=require'
 func databaseUrlFor(role string, url string) string => replace(url, 'postgres://', 'postgres://${role}@')
 
 // What every service sets: the aca preset, the app's pub/sub component, the data directory.
@@ -60,9 +84,19 @@ func daprEnv(service string, port int, level string) array => [
   { name: 'MATOOLKIT_DAPR_APP_PORT', value: string(port) }
   { name: 'MATOOLKIT_DAPR_APP_HOST', value: '0.0.0.0' }
   { name: 'MATOOLKIT_DAPR_PUBSUB', value: 'matoolkit-pubsub-${service}' }
+  // One publish per message, not Dapr's alpha bulk publish API: "Azure Container Apps doesn't
+  // guarantee the availability of Dapr alpha APIs" (learn.microsoft.com/azure/container-apps/
+  // dapr-overview, "Limitations"). Also the aca runtime's default; set to be seen here.
+  { name: 'MATOOLKIT_DAPR_BULK_PUBLISH', value: 'false' }
   { name: 'MATOOLKIT_DATA_DIR', value: '/data' }
   { name: 'LOG_LEVEL', value: level }
   { name: 'OTEL_SERVICE_NAME', value: 'matoolkit-${service}' }
+  // The environment's managed OpenTelemetry agent (environment.bicep) injects
+  // OTEL_EXPORTER_OTLP_ENDPOINT, a gRPC endpoint (…:4317), and "only supports grpc"
+  // (learn.microsoft.com/azure/container-apps/opentelemetry-agents, "Environment variables"): the
+  // code exports over gRPC when told so (libs/runtime/src/telemetry/tracing.ts). The agent sets the
+  // same value; set here too, a value in the container's specification wins over the injected one.
+  { name: 'OTEL_EXPORTER_OTLP_PROTOCOL', value: 'grpc' }
 ]
 
 // The SQL services: their own PostgreSQL role; the schema is migrated by the migrate job.
@@ -86,7 +120,7 @@ func secretsKeyEnv(vaultUri string) array => [
 var adminApiEnv = concat(
   daprEnv('admin-api', 3004, logLevel),
   sqlEnv(names['admin-api'], clientIds['admin-api'], databaseUrl),
-  secretsKeyEnv(foundation.secretsKeyVaultUri),
+  secretsKeyEnv(secretsKeyVaultUri),
   [
     { name: 'PORT', value: '8080' }
     { name: 'MATOOLKIT_API_HOST', value: '0.0.0.0' }
@@ -98,7 +132,7 @@ var adminApiEnv = concat(
 var orchestratorEnv = concat(
   daprEnv('orchestrator', 3001, logLevel),
   sqlEnv(names.orchestrator, clientIds.orchestrator, databaseUrl),
-  secretsKeyEnv(foundation.secretsKeyVaultUri)
+  secretsKeyEnv(secretsKeyVaultUri)
 )
 var schedulerEnv = concat(
   daprEnv('scheduler', 3003, logLevel),
@@ -111,7 +145,7 @@ var workerTenantEnv = tenantMode == 'entra'
       { name: 'MATOOLKIT_TENANT_ID', value: targetTenantId }
       { name: 'MATOOLKIT_CLIENT_ID', value: targetClientId }
       { name: 'MATOOLKIT_TENANT_AUTH', value: 'key-vault-certificate' }
-      { name: 'MATOOLKIT_KEY_VAULT_URL', value: foundation.keyVaultUri }
+      { name: 'MATOOLKIT_KEY_VAULT_URL', value: keyVaultUri }
       { name: 'MATOOLKIT_KEY_VAULT_CERTIFICATE_NAME', value: targetCertificateName }
       { name: 'MATOOLKIT_MANAGED_IDENTITY_CLIENT_ID', value: clientIds.worker }
     ]
@@ -132,16 +166,19 @@ var migrateEnv = [
   { name: 'LOG_LEVEL', value: logLevel }
 ]
 
-// The placeholder answers neither /healthz nor /readyz: probes and Dapr app health are on only
-// for a real image, i.e. from the `azd provision` after the first deploy (deploy/README.md).
-func imageOf(images object, service string, placeholder string) string =>
-  empty(images[?service] ?? '') ? placeholder : images[service]
+// The image azd deployed for the service, while its container app exists; else the placeholder.
+// azd records SERVICE_<NAME>_IMAGE_NAME at each deploy and SERVICE_<NAME>_RESOURCE_EXISTS before
+// each provision (whether the app tagged azd-service-name exists: Azure/azure-dev,
+// cli/azd/pkg/project/service_target_containerapp.go): after `azd down` the recorded image names a
+// registry that is gone, and the next provision must start from the placeholder again.
+func imageOf(images object, deployed object, service string, placeholder string) string =>
+  (deployed[?service] ?? 'false') == 'true' && !empty(images[?service] ?? '') ? images[service] : placeholder
 
 var common = {
   location: location
   tags: tags
   environmentId: environment.outputs.id
-  registryServer: foundation.registryLoginServer
+  registryServer: registryLoginServer
 }
 
 module adminApi 'container-app.bicep' = {
@@ -150,8 +187,8 @@ module adminApi 'container-app.bicep' = {
     ...common
     name: 'ca-${name}-admin-api'
     serviceName: 'admin-api'
-    image: imageOf(images, 'admin-api', placeholderImage)
-    probesEnabled: imageOf(images, 'admin-api', placeholderImage) != placeholderImage
+    image: imageOf(images, imagesExist, 'admin-api', placeholderImage)
+    placeholder: imageOf(images, imagesExist, 'admin-api', placeholderImage) == placeholderImage
     command: 'admin-api'
     identityId: ids['admin-api']
     extraIdentityIds: [ids['dapr-state']]
@@ -175,8 +212,8 @@ module orchestrator 'container-app.bicep' = {
     ...common
     name: 'ca-${name}-orchestrator'
     serviceName: 'orchestrator'
-    image: imageOf(images, 'orchestrator', placeholderImage)
-    probesEnabled: imageOf(images, 'orchestrator', placeholderImage) != placeholderImage
+    image: imageOf(images, imagesExist, 'orchestrator', placeholderImage)
+    placeholder: imageOf(images, imagesExist, 'orchestrator', placeholderImage) == placeholderImage
     command: 'orchestrator'
     identityId: ids.orchestrator
     extraIdentityIds: [ids['dapr-state']]
@@ -197,8 +234,8 @@ module scheduler 'container-app.bicep' = {
     ...common
     name: 'ca-${name}-scheduler'
     serviceName: 'scheduler'
-    image: imageOf(images, 'scheduler', placeholderImage)
-    probesEnabled: imageOf(images, 'scheduler', placeholderImage) != placeholderImage
+    image: imageOf(images, imagesExist, 'scheduler', placeholderImage)
+    placeholder: imageOf(images, imagesExist, 'scheduler', placeholderImage) == placeholderImage
     command: 'scheduler'
     identityId: ids.scheduler
     extraIdentityIds: [ids['dapr-state']]
@@ -219,8 +256,8 @@ module worker 'container-app.bicep' = {
     ...common
     name: 'ca-${name}-worker'
     serviceName: 'worker'
-    image: imageOf(images, 'worker', placeholderImage)
-    probesEnabled: imageOf(images, 'worker', placeholderImage) != placeholderImage
+    image: imageOf(images, imagesExist, 'worker', placeholderImage)
+    placeholder: imageOf(images, imagesExist, 'worker', placeholderImage) == placeholderImage
     command: 'worker'
     identityId: ids.worker
     extraIdentityIds: [ids['dapr-state'], ids.scaler]
@@ -240,7 +277,7 @@ module worker 'container-app.bicep' = {
           type: 'azure-servicebus'
           identity: ids.scaler
           metadata: {
-            namespace: foundation.serviceBusName
+            namespace: serviceBusName
             topicName: 'worker-jobs'
             subscriptionName: workerAppId
             messageCount: string(workerMessagesPerReplica)
@@ -251,7 +288,8 @@ module worker 'container-app.bicep' = {
   }
 }
 
-// `matoolkit migrate`, started by the azd hook (deploy/aca/hooks/migrate.sh) once per deploy.
+// `matoolkit migrate`, started by the azd predeploy hook (deploy/aca/hooks/migrate.sh) with the
+// release's image, before any app gets it.
 resource migrateJob 'Microsoft.App/jobs@2025-02-02-preview' = {
   name: 'caj-${name}-migrate'
   location: location
@@ -268,13 +306,13 @@ resource migrateJob 'Microsoft.App/jobs@2025-02-02-preview' = {
       replicaTimeout: 1800
       replicaRetryLimit: 1
       manualTriggerConfig: { parallelism: 1, replicaCompletionCount: 1 }
-      registries: [{ server: foundation.registryLoginServer, identity: ids.migrate }]
+      registries: [{ server: registryLoginServer, identity: ids.migrate }]
     }
     template: {
       containers: [
         {
           name: 'migrate'
-          image: imageOf(images, 'admin-api', placeholderImage)
+          image: imageOf(images, imagesExist, 'admin-api', placeholderImage)
           args: ['migrate']
           env: migrateEnv
           resources: { cpu: json('0.5'), memory: '1Gi' }
@@ -310,18 +348,18 @@ resource dbRolesJob 'Microsoft.App/jobs@2025-02-02-preview' = {
           image: 'docker.io/library/postgres:16-alpine'
           command: ['/bin/sh', '-c', loadTextContent('../hooks/db-roles.sh')]
           env: [
-            { name: 'PGHOST', value: foundation.postgresFqdn }
-            { name: 'PGDATABASE', value: foundation.postgresDatabase }
+            { name: 'PGHOST', value: postgresFqdn }
+            { name: 'PGDATABASE', value: postgresDatabase }
             { name: 'PGUSER', value: names.migrate }
             { name: 'MIGRATE_CLIENT_ID', value: clientIds.migrate }
             {
               name: 'APP_ROLES'
               value: join(
-                map(['admin-api', 'orchestrator', 'scheduler'], s => '${names[s]}:${foundation.identityPrincipalIds[s]}'),
+                map(['admin-api', 'orchestrator', 'scheduler'], s => '${names[s]}:${identityPrincipalIds[s]}'),
                 ','
               )
             }
-            { name: 'DAPR_STATE_ROLE', value: '${names['dapr-state']}:${foundation.identityPrincipalIds['dapr-state']}' }
+            { name: 'DAPR_STATE_ROLE', value: '${names['dapr-state']}:${identityPrincipalIds['dapr-state']}' }
           ]
           resources: { cpu: json('0.25'), memory: '0.5Gi' }
         }

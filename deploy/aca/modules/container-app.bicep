@@ -2,6 +2,16 @@
 // the first argument). Probes: liveness /healthz, readiness /readyz on the port that serves them
 // (the admin API's PORT, else the Dapr app port). Dapr app health on /healthz makes daprd stop
 // pulling from Service Bus while the app is unhealthy (deploy/README.md, AKS step 5).
+//
+// Before the first `azd deploy` an app runs a placeholder image (the first provision has no image
+// of ours yet). The placeholder, mcr.microsoft.com/k8se/quickstart, serves one port, 80, and none
+// of our paths: with Dapr on, daprd would wait for an app port (3001–3004) that never opens and
+// the revision would never be ready; our probes would fail. So a placeholder revision runs without
+// Dapr, probes or command, its ingress on the placeholder's port. It is never what azd deploys on:
+// azd's deploy copies the running revision and changes only the first container's image
+// (Azure/azure-dev, cli/azd/pkg/containerapps/container_app.go, AddRevision), so hooks/migrate.sh
+// (predeploy) first provisions every app still on the placeholder with the release image, i.e.
+// with Dapr, app health and probes, and the first deployed revision has them all.
 param name string
 param location string
 param tags object
@@ -16,8 +26,10 @@ param extraIdentityIds array = []
 param platformOnlyIdentityIds array = []
 param registryServer string
 param image string
-@description('false while the placeholder image runs (it serves no health endpoints).')
-param probesEnabled bool
+@description('true while the app runs the placeholder image: no Dapr, probes or command, ingress on placeholderPort.')
+param placeholder bool
+@description('The port the placeholder image listens on.')
+param placeholderPort int = 80
 param command string
 param env array
 param daprAppId string
@@ -49,21 +61,19 @@ resource app 'Microsoft.App/containerApps@2025-02-02-preview' = {
       activeRevisionsMode: 'Single'
       registries: [{ server: registryServer, identity: identityId }]
       identitySettings: [for id in platformOnlyIdentityIds: { identity: id, lifecycle: 'None' }]
-      ingress: ingressTargetPort == 0
-        ? null
-        : {
-            external: ingressExternal
-            targetPort: ingressTargetPort
-            transport: 'http'
-            allowInsecure: false
-          }
+      ingress: ingressTargetPort == 0 ? null : {
+        external: ingressExternal
+        targetPort: placeholder ? placeholderPort : ingressTargetPort
+        transport: 'http'
+        allowInsecure: false
+      }
       dapr: {
-        enabled: true
+        enabled: !placeholder
         appId: daprAppId
         appPort: daprAppPort
         appProtocol: 'http'
         appHealth: {
-          enabled: probesEnabled
+          enabled: true
           path: '/healthz'
           probeIntervalSeconds: 5
           probeTimeoutMilliseconds: 500
@@ -76,10 +86,10 @@ resource app 'Microsoft.App/containerApps@2025-02-02-preview' = {
         {
           name: serviceName
           image: image
-          args: [command]
+          args: placeholder ? [] : [command]
           env: env
           resources: { cpu: json(cpu), memory: memory }
-          probes: !probesEnabled ? [] : [
+          probes: placeholder ? [] : [
             {
               type: 'Liveness'
               httpGet: { path: '/healthz', port: healthPort }

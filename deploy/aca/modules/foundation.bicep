@@ -65,6 +65,8 @@ module keyVault 'key-vault.bicep' = {
   name: 'key-vault'
   params: {
     name: name
+    // A new principal id each time the environment is created: a new vault name (key-vault.bicep).
+    nameSeed: principalIdOf.migrate
     namePrefix: 'kv'
     location: location
     tags: tags
@@ -82,6 +84,8 @@ module secretsKeyVault 'key-vault.bicep' = {
   name: 'secrets-key-vault'
   params: {
     name: name
+    // A new principal id each time the environment is created: a new vault name (key-vault.bicep).
+    nameSeed: principalIdOf.migrate
     namePrefix: 'kvs'
     location: location
     tags: tags

@@ -5,6 +5,8 @@
 // (the admin API creates and reads it, the orchestrator reads it). Nothing else needs a secret:
 // PostgreSQL and Service Bus are passwordless, KEDA uses a managed identity.
 param name string
+@description('A value made anew each time the environment is created (the principal id of one of its managed identities): part of the vault\'s unique name.')
+param nameSeed string
 @description('First part of the vault name: kv (certificate), kvs (secrets key).')
 param namePrefix string
 param location string
@@ -24,8 +26,18 @@ var keyVaultSecretsUser = '4633458b-17de-408a-b874-0445c86b69e6'
 // Key Vault Secrets Officer: every action on secrets (setSecret: a new version), not on keys or certificates.
 var keyVaultSecretsOfficer = 'b86a8fe4-44ce-4948-aee5-eccb2c155cd7'
 
+// The name: prefix, environment name, then as much of a unique string as fits in 24 characters.
+// The unique string includes nameSeed, a managed identity's principal id, so it changes whenever
+// the environment is created again: with purge protection a deleted vault stays soft-deleted for
+// the 7 retention days (it cannot be purged earlier) and keeps its name, so `azd down --purge` then
+// `azd up` into the same resource group within 7 days would otherwise collide with it ("You
+// cannot reuse the name of a key vault that has been soft-deleted until the retention period has
+// passed": learn.microsoft.com/azure/key-vault/general/soft-delete-overview, "Soft-delete
+// behavior", "Purge protection"). Recovering it instead (`createMode: 'recover'`) is
+// not used: a deployment cannot tell a first creation from a re-creation, and recovery would bring
+// back the old environment's secrets key, which the new database never used.
 resource vault 'Microsoft.KeyVault/vaults@2023-07-01' = {
-  name: take('${namePrefix}-${name}-${uniqueString(resourceGroup().id)}', 24) // 24 at most: prefix, name, then as much of the unique string as fits
+  name: take('${namePrefix}-${name}-${uniqueString(resourceGroup().id, nameSeed)}', 24)
   location: location
   tags: tags
   properties: {

@@ -44,13 +44,12 @@ resource server 'Microsoft.DBforPostgreSQL/flexibleServers@2024-08-01' = {
   }
 }
 
-resource database 'Microsoft.DBforPostgreSQL/flexibleServers/databases@2024-08-01' = {
-  parent: server
-  name: databaseName
-  properties: { charset: 'UTF8', collation: 'en_US.utf8' }
-}
-
-// Administrators are added one at a time (the service refuses concurrent changes).
+// The Entra administrators first, one at a time (the service refuses concurrent changes), then
+// the database: one created before any Entra administrator exists is owned by azuresu (the
+// service's superuser), which the administrators cannot take it from ("add explicit dependencies ... to ensure that
+// Microsoft Entra authentication is turned on before you create any user databases":
+// learn.microsoft.com/azure/postgresql/security/security-entra-concepts, "Limitations and
+// considerations"). hooks/db-roles.sh then makes the migrate role its owner.
 resource deployerAdmin 'Microsoft.DBforPostgreSQL/flexibleServers/administrators@2024-08-01' = {
   parent: server
   name: deployerPrincipalId
@@ -59,7 +58,6 @@ resource deployerAdmin 'Microsoft.DBforPostgreSQL/flexibleServers/administrators
     principalName: deployerPrincipalName
     tenantId: tenant().tenantId
   }
-  dependsOn: [database]
 }
 
 resource migrateAdmin 'Microsoft.DBforPostgreSQL/flexibleServers/administrators@2024-08-01' = {
@@ -71,6 +69,13 @@ resource migrateAdmin 'Microsoft.DBforPostgreSQL/flexibleServers/administrators@
     tenantId: tenant().tenantId
   }
   dependsOn: [deployerAdmin]
+}
+
+resource database 'Microsoft.DBforPostgreSQL/flexibleServers/databases@2024-08-01' = {
+  parent: server
+  name: databaseName
+  properties: { charset: 'UTF8', collation: 'en_US.utf8' }
+  dependsOn: [migrateAdmin]
 }
 
 module endpoint 'private-endpoint.bicep' = {

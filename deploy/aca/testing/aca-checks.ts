@@ -5,9 +5,11 @@ import { evaluateEnv, type EnvEntry } from "./bicep-eval.ts";
 import {
   arrayItems,
   literalOf,
+  matchingClose,
   objectEntries,
   readBicep,
   referencedIdentifiers,
+  splitTopLevel,
   type BicepFile,
 } from "./bicep-reader.ts";
 
@@ -65,6 +67,7 @@ export function structureProblems(sources: Sources): string[] {
       const target = posix.join(posix.dirname(path), loaded);
       if (!sources.exists(target)) problems.push(`${path}: loads ${loaded}, which does not exist`);
     }
+    problems.push(...wholeOutputsProblems(path, file));
     for (const module of file.modules) {
       const target = posix.join(posix.dirname(path), module.path);
       if (!sources.exists(target)) {
@@ -75,6 +78,29 @@ export function structureProblems(sources: Sources): string[] {
     }
   }
   problems.push(...parameterFileProblems(sources));
+  return problems;
+}
+
+/**
+ * A module's whole `outputs` object used as a value (`x: stage.outputs`, `var v = stage.outputs`,
+ * `...stage.outputs`): Bicep compiles it to `reference(...).outputs`, whose entries are
+ * `{type, value}` wrappers, not the values (Azure/bicep#16792, #13947), so the receiving module
+ * reads `{type, value}` where it expects a string and the deployment fails with InvalidTemplate.
+ * Each output must be read on its own (`stage.outputs.name`).
+ */
+function wholeOutputsProblems(path: string, file: BicepFile): string[] {
+  const problems: string[] = [];
+  for (const module of file.modules) {
+    const whole = new RegExp(`(?<![\\w.])${module.symbol}\\.outputs(?![\\w.[?])`, "g");
+    for (const match of file.code.matchAll(whole)) {
+      const lineStart = file.code.lastIndexOf("\n", match.index) + 1;
+      const lineEnd = file.code.indexOf("\n", match.index);
+      const line = file.code.slice(lineStart, lineEnd === -1 ? undefined : lineEnd).trim();
+      problems.push(
+        `${path}: \`${line}\` uses ${module.symbol}.outputs whole; pass each output on its own (Azure/bicep#16792)`,
+      );
+    }
+  }
   return problems;
 }
 
@@ -175,6 +201,104 @@ function parameterFileProblems(sources: Sources): string[] {
       given.set(name, withDefault ?? text);
     }
     check(jsonFile, given);
+  }
+  return problems;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deployment order
+
+/**
+ * The resources and modules `symbol` waits for, directly or not: those its body names (a
+ * `dependsOn` entry, `parent`, a property read), the way ARM orders a Bicep deployment.
+ */
+export function dependencyClosure(file: BicepFile, symbol: string): Set<string> {
+  const bodies = new Map<string, string>([
+    ...file.resources.map((r) => [r.symbol, r.body] as const),
+    ...file.modules.map((m) => [m.symbol, m.body] as const),
+  ]);
+  const seen = new Set<string>();
+  const visit = (current: string) => {
+    for (const name of referencedIdentifiers(bodies.get(current) ?? "")) {
+      if (bodies.has(name) && name !== current && !seen.has(name)) {
+        seen.add(name);
+        visit(name);
+      }
+    }
+  };
+  visit(symbol);
+  return seen;
+}
+
+/**
+ * postgres.bicep creates the database only after every Entra administrator: a database created
+ * before any Entra administrator exists is owned by azuresu, and no Entra principal can take it
+ * over (learn.microsoft.com/azure/postgresql/security/security-entra-concepts, "Limitations and
+ * considerations"): the migrate role could then grant nothing on it.
+ */
+export function postgresOrderProblems(sources: Sources): string[] {
+  const path = `${modulesDir}/postgres.bicep`;
+  const file = bicep(sources, path);
+  const ofType = (type: string) => file.resources.filter((r) => r.type === type && !r.existing);
+  const administrators = ofType("Microsoft.DBforPostgreSQL/flexibleServers/administrators");
+  const databases = ofType("Microsoft.DBforPostgreSQL/flexibleServers/databases");
+  const problems: string[] = [];
+  if (administrators.length === 0) problems.push(`${path}: no Entra administrator`);
+  for (const database of databases) {
+    const waitsFor = dependencyClosure(file, database.symbol);
+    for (const admin of administrators) {
+      if (!waitsFor.has(admin.symbol)) {
+        problems.push(
+          `${path}: database ${database.symbol} is created without waiting for Entra administrator ${admin.symbol}`,
+        );
+      }
+    }
+  }
+  return problems;
+}
+
+/**
+ * Key Vault names: a soft-deleted vault keeps its name for the whole retention period, and purge
+ * protection forbids purging it earlier ("You cannot reuse the name of a key vault that has been
+ * soft-deleted until the retention period has passed":
+ * learn.microsoft.com/azure/key-vault/general/soft-delete-overview). A name made only of the
+ * resource group and the environment name is the same after `azd down --purge` and `azd up`: the
+ * vault name must also include a value made anew with the environment, a parameter that every
+ * caller feeds with a managed identity's principal id.
+ */
+export function keyVaultNameProblems(sources: Sources): string[] {
+  const path = `${modulesDir}/key-vault.bicep`;
+  const file = bicep(sources, path);
+  const problems: string[] = [];
+  const vault = file.resources.find((r) => r.type === "Microsoft.KeyVault/vaults" && !r.existing);
+  if (vault === undefined) return [`${path}: no vault`];
+  const name = objectEntries(vault.body).get("name") ?? "";
+  const open = name.indexOf("uniqueString(");
+  const args =
+    open === -1
+      ? []
+      : splitTopLevel(
+          name.slice(open + "uniqueString(".length, matchingClose(name, open + "uniqueString".length)),
+        );
+  const params = new Set(file.params.map((param) => param.name));
+  const seeds = args.filter((arg) => params.has(arg));
+
+  if (seeds.length === 0) {
+    problems.push(
+      `${path}: the vault name (${name}) is the same each time the environment is created: after azd down, the soft-deleted vault keeps it for the retention period`,
+    );
+    return problems;
+  }
+  const foundation = bicep(sources, `${modulesDir}/foundation.bicep`);
+  for (const call of foundation.modules.filter((m) => m.path === "key-vault.bicep")) {
+    const passed = passedParams(foundation, call.body);
+    for (const seed of seeds) {
+      if (!/\bprincipalIdOf\b/.test(passed.get(seed) ?? "")) {
+        problems.push(
+          `foundation.bicep: module ${call.symbol} passes ${seed} = ${passed.get(seed) ?? "nothing"}, not a managed identity's principal id (made anew with the environment)`,
+        );
+      }
+    }
   }
   return problems;
 }
@@ -758,13 +882,83 @@ export function azureYamlProblems(
     }
     if (checked.has(script)) continue;
     checked.add(script);
-    // Every variable the script needs from azd is an output of the template (or azd's own).
+    // Every variable the script needs from azd is an output of the template, or one azd sets in
+    // every environment itself (AZURE_ENV_NAME; SERVICE_<NAME>_IMAGE_NAME after a deploy).
     for (const match of sources.read(script).matchAll(/\$\{([A-Za-z_]\w*):[?-]/g)) {
       const variable = match[1]!;
-      if (!outputs.includes(variable) && !/^SERVICE_\w+_IMAGE_NAME$/.test(variable)) {
+      if (!outputs.includes(variable) && !/^(SERVICE_\w+_IMAGE_NAME|AZURE_ENV_NAME)$/.test(variable)) {
         problems.push(`${script}: reads ${variable}, which ${yaml.infra.module}.bicep does not output`);
       }
     }
   }
   return problems;
+}
+
+// ---------------------------------------------------------------------------------------------
+// container-app.bicep: what a revision is with the placeholder image and with a release image
+
+export interface ContainerAppShape {
+  readonly daprEnabled: boolean;
+  readonly appHealthEnabled: boolean;
+  readonly appHealthPath: string | undefined;
+  /** Probe types with their path and port expressions, e.g. `Liveness /healthz healthPort`. */
+  readonly probes: readonly string[];
+  readonly args: string;
+  /** The ingress target port's expression, when the app has ingress. */
+  readonly ingressTargetPort: string;
+}
+
+/**
+ * The properties of container-app.bicep's app that depend on `placeholder`, with that parameter
+ * fixed: boolean literals, `placeholder`, `!placeholder` and `[!]placeholder ? a : b` are
+ * resolved; anything else is returned as written (and fails the caller's expectations).
+ */
+export function containerAppShape(sources: Sources, placeholder: boolean): ContainerAppShape {
+  const file = bicep(sources, `${modulesDir}/container-app.bicep`);
+  const app = file.resources.find((r) => r.type === "Microsoft.App/containerApps" && !r.existing);
+  if (app === undefined) throw new Error("container-app.bicep: no container app");
+  const resolve = (expression: string): string => {
+    const trimmed = expression.trim();
+    const ternary = /^(!?)placeholder\s*\?\s*/.exec(trimmed);
+    if (ternary !== null) {
+      const rest = trimmed.slice(ternary[0].length);
+      // The `:` at depth 0 splits the branches (a branch may be an object or array literal).
+      let depth = 0;
+      for (let i = 0; i < rest.length; i += 1) {
+        const char = rest[i]!;
+        if (char === "'") i = rest.indexOf("'", i + 1);
+        else if ("{[(".includes(char)) depth += 1;
+        else if ("}])".includes(char)) depth -= 1;
+        else if (char === ":" && depth === 0) {
+          const chosen = (ternary[1] === "!") !== placeholder;
+          return resolve(chosen ? rest.slice(0, i) : rest.slice(i + 1));
+        }
+      }
+      throw new Error(`not a ternary: ${trimmed}`);
+    }
+    if (trimmed === "placeholder") return String(placeholder);
+    if (trimmed === "!placeholder") return String(!placeholder);
+    return trimmed;
+  };
+  const at = (text: string, ...keys: string[]): string =>
+    keys.reduce((current, key) => resolve(objectEntries(current).get(key) ?? ""), text);
+  const properties = at(app.body, "properties");
+  const dapr = at(properties, "configuration", "dapr");
+  const ingress = resolve(at(properties, "configuration", "ingress"));
+  const containers = arrayItems(at(properties, "template", "containers"));
+  const container = containers[0] ?? "{}";
+  const probes = arrayItems(at(container, "probes")).map((probe) => {
+    const entries = objectEntries(probe);
+    const get = objectEntries(entries.get("httpGet") ?? "{}");
+    return `${literalOf(entries.get("type") ?? "") ?? ""} ${literalOf(get.get("path") ?? "") ?? ""} ${get.get("port") ?? ""}`;
+  });
+  const ingressTarget = /^ingressTargetPort == 0\s*\?\s*null\s*:\s*([\s\S]*)$/.exec(ingress)?.[1] ?? ingress;
+  return {
+    daprEnabled: at(dapr, "enabled") === "true",
+    appHealthEnabled: at(dapr, "appHealth", "enabled") === "true",
+    appHealthPath: literalOf(at(dapr, "appHealth", "path")),
+    probes,
+    args: at(container, "args"),
+    ingressTargetPort: ingressTarget.startsWith("{") ? at(ingressTarget, "targetPort") : "",
+  };
 }

@@ -181,8 +181,10 @@ export function readBicep(text: string): BicepFile {
     const open = match.index + match[0].length - 1;
     const close = matchingClose(code, open);
     const paramNames = splitTopLevel(code.slice(open + 1, close)).map((p) => p.trim().split(/\s+/)[0]!);
-    const arrow = code.indexOf("=>", close);
-    funcs.set(match[1]!, { name: match[1]!, params: paramNames, body: valueFrom(code, arrow + 2) });
+    // The body may start on the line after `=>`.
+    let bodyStart = code.indexOf("=>", close) + 2;
+    while (/\s/.test(code[bodyStart] ?? "")) bodyStart += 1;
+    funcs.set(match[1]!, { name: match[1]!, params: paramNames, body: valueFrom(code, bodyStart) });
   }
   const resources: BicepResource[] = [];
   for (const match of code.matchAll(/^[ \t]*resource\s+(\w+)\s+'([^'@]+)@([^']+)'(\s+existing)?\s*=/gm)) {

@@ -149,6 +149,7 @@ async function boot(
           pubsubName: config.dapr.pubsubName,
           stateStoreName: config.dapr.stateStoreName,
           jobsApiVersion: config.dapr.jobsApiVersion,
+          bulkPublish: config.dapr.bulkPublish,
           ...(database === undefined ? {} : { db: database.db }),
           ...(options.adoptWorkerJobDeadLetters === true && database !== undefined
             ? { adoptWorkerJobDeadLetters: true }

@@ -68,6 +68,27 @@ describe("platform configuration", () => {
     expect(fromEndpoint.dapr?.httpEndpoint).toBe("http://dapr.internal:3500");
   });
 
+  it("publishes through Dapr's alpha bulk API except on Azure Container Apps, MATOOLKIT_DAPR_BULK_PUBLISH deciding", () => {
+    // ACA does not guarantee Dapr's alpha APIs (learn.microsoft.com/azure/container-apps/dapr-overview).
+    expect(platformConfigFromEnv({ ...server, MATOOLKIT_RUNTIME: "aca" }).dapr?.bulkPublish).toBe(false);
+    expect(platformConfigFromEnv({ ...server, MATOOLKIT_RUNTIME: "dapr" }).dapr?.bulkPublish).toBe(true);
+    expect(
+      platformConfigFromEnv({ ...server, MATOOLKIT_RUNTIME: "dapr", MATOOLKIT_DAPR_BULK_PUBLISH: "false" })
+        .dapr?.bulkPublish,
+    ).toBe(false);
+    expect(
+      platformConfigFromEnv({ ...server, MATOOLKIT_RUNTIME: "aca", MATOOLKIT_DAPR_BULK_PUBLISH: "true" }).dapr
+        ?.bulkPublish,
+    ).toBe(true);
+    expect(() =>
+      platformConfigFromEnv({
+        ...server,
+        MATOOLKIT_RUNTIME: "aca",
+        MATOOLKIT_DAPR_BULK_PUBLISH: "sometimes",
+      }),
+    ).toThrow(/MATOOLKIT_DAPR_BULK_PUBLISH/);
+  });
+
   it("refuses combinations that cannot work, naming the variables", () => {
     expect(() =>
       platformConfigFromEnv({ ...server, MATOOLKIT_BUS: "dapr", MATOOLKIT_TIMERS: "embedded" }),

@@ -33,6 +33,8 @@ const daprConfigSchema = z.object({
   pubsubName: z.string().min(1),
   stateStoreName: z.string().min(1),
   jobsApiVersion: z.enum(["v1.0-alpha1", "v1.0"]),
+  /** publishMany through Dapr's alpha bulk publish API; false: one stable publish per message. */
+  bulkPublish: z.boolean(),
 });
 export type DaprConfig = z.infer<typeof daprConfigSchema>;
 
@@ -74,6 +76,12 @@ export const platformConfigSchema = z
     daprStateStore: z.string().min(1).default("matoolkit-state"),
     daprJobsApiVersion: z.enum(["v1.0-alpha1", "v1.0"]).default("v1.0-alpha1"),
     /**
+     * Dapr's bulk publish API is alpha, and Azure Container Apps does not guarantee alpha APIs
+     * (learn.microsoft.com/azure/container-apps/dapr-overview, "Limitations"). Unset: off for the
+     * aca runtime, on otherwise.
+     */
+    daprBulkPublish: z.stringbool().optional(),
+    /**
      * Whether boot runs the schema migrations. Unset: yes for the embedded database and for
      * all-in-one (`migrateOnStartDefault`), no for a single service against DATABASE_URL, which then
      * only checks the schema is current (the deploy's `matoolkit migrate` step migrates).
@@ -87,6 +95,9 @@ export const platformConfigSchema = z
     otelServiceName: z.string().min(1).optional(),
     otlpEndpoint: z.url({ protocol: /^https?$/ }).optional(),
     otlpTracesEndpoint: z.url({ protocol: /^https?$/ }).optional(),
+    /** OTLP's transport (libs/runtime/src/telemetry/tracing.ts); Container Apps' agent injects grpc. */
+    otlpProtocol: z.enum(["grpc", "http/protobuf", "http/json"]).optional(),
+    otlpTracesProtocol: z.enum(["grpc", "http/protobuf", "http/json"]).optional(),
     /** /healthz, /readyz and /metrics on this port for a service outside Dapr; unset = none. */
     metricsPort: z.coerce.number().int().min(0).max(65535).optional(),
     /** Interface of that server; default every interface (a scraper in another pod reaches it). */
@@ -153,6 +164,7 @@ export const platformConfigSchema = z
       pubsubName: raw.daprPubsub,
       stateStoreName: raw.daprStateStore,
       jobsApiVersion: raw.daprJobsApiVersion,
+      bulkPublish: raw.daprBulkPublish ?? raw.runtime !== "aca",
     };
     // daprd is not the only one who can reach a port on every interface: deliveries and job
     // triggers there run steps. Dapr sends APP_API_TOKEN with each callback (ACA injects it), so
@@ -185,6 +197,8 @@ export const platformConfigSchema = z
         serviceName: raw.otelServiceName,
         otlpEndpoint: raw.otlpEndpoint,
         otlpTracesEndpoint: raw.otlpTracesEndpoint,
+        otlpProtocol: raw.otlpProtocol,
+        otlpTracesProtocol: raw.otlpTracesProtocol,
         metricsPort: raw.metricsPort,
         metricsHost: raw.metricsHost,
       },
@@ -225,9 +239,12 @@ const envNames: Record<string, string> = {
   daprPubsub: "MATOOLKIT_DAPR_PUBSUB",
   daprStateStore: "MATOOLKIT_DAPR_STATE_STORE",
   daprJobsApiVersion: "MATOOLKIT_DAPR_JOBS_API_VERSION",
+  daprBulkPublish: "MATOOLKIT_DAPR_BULK_PUBLISH",
   otelServiceName: "OTEL_SERVICE_NAME",
   otlpEndpoint: "OTEL_EXPORTER_OTLP_ENDPOINT",
   otlpTracesEndpoint: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+  otlpProtocol: "OTEL_EXPORTER_OTLP_PROTOCOL",
+  otlpTracesProtocol: "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
   metricsPort: "MATOOLKIT_METRICS_PORT",
   metricsHost: "MATOOLKIT_METRICS_HOST",
   "dapr.httpEndpoint": "DAPR_HTTP_ENDPOINT",

@@ -27,6 +27,18 @@ describe("observability configuration", () => {
     });
   });
 
+  it("reads the OTLP protocol, general and for traces (Container Apps' agent injects grpc)", () => {
+    const telemetry = platformConfigFromEnv({
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://otel.service.k8se-apps:4317/",
+      OTEL_EXPORTER_OTLP_PROTOCOL: "grpc",
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/json",
+    }).telemetry;
+    expect(telemetry).toMatchObject({ otlpProtocol: "grpc", otlpTracesProtocol: "http/json" });
+    expect(() => platformConfigFromEnv({ OTEL_EXPORTER_OTLP_PROTOCOL: "udp" })).toThrow(
+      /OTEL_EXPORTER_OTLP_PROTOCOL/,
+    );
+  });
+
   it("names the variable when a value is unusable", () => {
     expect(() => platformConfigFromEnv({ MATOOLKIT_METRICS_PORT: "70000" })).toThrow(
       /MATOOLKIT_METRICS_PORT/,

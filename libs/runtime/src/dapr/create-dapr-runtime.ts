@@ -44,6 +44,8 @@ export interface DaprRuntimeOptions {
   };
   /** Topics announced with a catch-all route before anything subscribes (tests only). */
   readonly catchAllTopics?: readonly Topic[];
+  /** publishMany through Dapr's alpha bulk publish API (default) or one by one (dapr-message-bus.ts). */
+  readonly bulkPublish?: boolean;
 }
 
 export interface DaprRuntime {
@@ -135,6 +137,7 @@ export async function createDaprRuntime(options: DaprRuntimeOptions): Promise<Da
       }),
       state,
       dedupeWindowSeconds: options.dedupeWindowSeconds,
+      ...(options.bulkPublish === undefined ? {} : { bulkPublish: options.bulkPublish }),
       ...(options.db === undefined ? {} : { db: options.db }),
       ...(options.adoptWorkerJobDeadLetters === true
         ? {

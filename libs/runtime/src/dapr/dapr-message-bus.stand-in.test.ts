@@ -34,7 +34,7 @@ const logger = createLogger({ level: "silent", name: "dapr-bus-test" });
 const waitUntil = (assertion: () => void | Promise<void>) =>
   vi.waitFor(assertion, { timeout: 10_000, interval: 25 });
 
-async function openBus(appId: string, sidecarLog: string[] = []) {
+async function openBus(appId: string, sidecarLog: string[] = [], bulkPublish?: boolean) {
   const appPort = await reserveFreePort();
   const sidecar = await startStandInSidecar({
     broker,
@@ -52,6 +52,7 @@ async function openBus(appId: string, sidecarLog: string[] = []) {
     logger,
     dedupeWindowSeconds: 600,
     ports: { bus: true, timers: "dapr-jobs", idempotency: false },
+    ...(bulkPublish === undefined ? {} : { bulkPublish }),
   });
   cleanups.push(async () => {
     await runtime.stop();
@@ -122,6 +123,77 @@ describe("Dapr bus publishMany (bulk publish)", () => {
     expect(sent().sort()).toEqual([messages[0]!.id, messages[2]!.id].sort());
 
     // What the caller does after a failure: publish the whole call again.
+    await bus.publishMany(messages);
+    expect(sent().sort()).toEqual(messages.map((message) => message.id).sort());
+  });
+});
+
+/**
+ * bulkPublish false (the aca runtime: Azure Container Apps does not guarantee Dapr's alpha APIs,
+ * learn.microsoft.com/azure/container-apps/dapr-overview): publishMany uses only the stable
+ * publish API, with the same partial-failure contract as the bulk one.
+ */
+describe("Dapr bus publishMany without the bulk API", () => {
+  it("publishes each message through /v1.0/publish, never the alpha bulk API", async () => {
+    broker = createStandInBroker({ redeliveryDelayMs: 20 });
+    const sidecarLog: string[] = [];
+    const { bus, runtime, sidecar } = await openBus("single-app", sidecarLog, false);
+    const deliveries: Delivery[] = [];
+    await bus.subscribe({ topic: topics.orchestratorEvents, name: "orchestrator" }, async (delivery) => {
+      deliveries.push(delivery);
+    });
+    await runtime.start();
+    await sidecar.ready();
+
+    const ids = [randomUUID(), randomUUID(), randomUUID()];
+    await bus.publishMany(
+      ids.map((id, n) => ({
+        id,
+        topic: topics.orchestratorEvents,
+        properties: { MessageType: "phase-due" },
+        body: { n },
+      })),
+    );
+
+    expect(sidecarLog.filter((line) => line.startsWith("bulk"))).toEqual([]);
+    expect(sidecarLog.filter((line) => line.startsWith("published CloudEvent")).sort()).toEqual(
+      ids.map((id) => `published CloudEvent ${id} to matoolkit-pubsub/${topics.orchestratorEvents}`).sort(),
+    );
+    expect(
+      broker
+        .messages(topics.orchestratorEvents)
+        .map((message) => [message.cloudEvent.id, message.cloudEvent.type])
+        .sort(),
+    ).toEqual(ids.map((id) => [id, "phase-due"]).sort());
+    await waitUntil(() => expect(deliveries.map((delivery) => delivery.id).sort()).toEqual([...ids].sort()));
+  });
+
+  it("throws when one publish fails; the retried call sends only what did not go out", async () => {
+    broker = createStandInBroker({ redeliveryDelayMs: 20 });
+    const { bus, runtime, sidecar } = await openBus("single-partial", [], false);
+    await runtime.start();
+    await sidecar.ready();
+
+    const messages: OutgoingMessage[] = [
+      topics.workerResults,
+      topics.workerResults,
+      topics.orchestratorEvents,
+    ].map((topic) => ({ id: randomUUID(), topic, properties: {}, body: {} }));
+    broker.failNextPublish(messages[1]!.id, "quota exceeded for jdoe@contoso.com");
+
+    const failure = await bus.publishMany(messages).then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+    expect(failure?.message).toMatch(/pubsub\.publish/);
+    // The component's error text may quote payloads: only Dapr's error code is carried.
+    expect(failure?.message).not.toContain("jdoe@contoso.com");
+    const sent = () =>
+      [topics.workerResults, topics.orchestratorEvents].flatMap((topic) =>
+        broker.messages(topic).map((message) => message.cloudEvent.id),
+      );
+    expect(sent().sort()).toEqual([messages[0]!.id, messages[2]!.id].sort());
+
     await bus.publishMany(messages);
     expect(sent().sort()).toEqual(messages.map((message) => message.id).sort());
   });

@@ -69,6 +69,15 @@ export interface DaprMessageBusOptions {
   readonly logger: Logger;
   /** Topics announced with a default route even before anything subscribes (tests). */
   readonly catchAllTopics?: readonly Topic[];
+  /**
+   * How publishMany sends its immediate messages: true (default) through Dapr's bulk publish API
+   * (`/v1.0-alpha1/publish/bulk`, alpha: docs.dapr.io/reference/api/pubsub_api), false one by one
+   * through the stable publish API (`/v1.0/publish`). "Azure Container Apps doesn't guarantee the
+   * availability of Dapr alpha APIs and features" (learn.microsoft.com/azure/container-apps/
+   * dapr-overview, "Limitations"), so the aca runtime publishes one by one
+   * (MATOOLKIT_DAPR_BULK_PUBLISH, libs/platform/src/platform-config.ts).
+   */
+  readonly bulkPublish?: boolean;
 }
 
 /**
@@ -81,6 +90,9 @@ export const PUBLISH_TIMEOUT_MS = 120_000;
 
 /** State-store calls in flight at once for a publishMany's published keys. */
 const STATE_CALL_PARALLELISM = 16;
+
+/** Single publishes in flight at once for a publishMany without the bulk API. */
+const SINGLE_PUBLISH_PARALLELISM = 16;
 
 /** What part of a publishMany went out, and the error to throw when not all of it did. */
 interface BulkOutcome {
@@ -341,6 +353,26 @@ export async function createDaprMessageBus(options: DaprMessageBusOptions): Prom
     };
   }
 
+  /**
+   * Each message through the stable publish API. Like a bulk request, not atomic: returns what
+   * went out and, when something did not, the first error (thrown once the rest is remembered).
+   */
+  async function publishSingly(messages: readonly CheckedMessage[]): Promise<BulkOutcome> {
+    const results = await mapInParallel(messages, SINGLE_PUBLISH_PARALLELISM, async (message) => {
+      try {
+        await publishNow(message);
+        return { message };
+      } catch (error) {
+        return { message, error };
+      }
+    });
+    const failed = results.find((result) => "error" in result);
+    return {
+      sent: results.filter((result) => !("error" in result)).map((result) => result.message),
+      ...(failed === undefined ? {} : { failure: failed.error as Error }),
+    };
+  }
+
   return {
     publishNow,
     async publish(message) {
@@ -361,7 +393,8 @@ export async function createDaprMessageBus(options: DaprMessageBusOptions): Prom
     },
     /**
      * Immediate messages go out through Dapr's bulk publish API, one request per topic (and per
-     * chunk a Service Bus batch takes whole: bulk-publish-chunks.ts); delayed ones through `deliverLater`, one by one. The published-key
+     * chunk a Service Bus batch takes whole: bulk-publish-chunks.ts), or one by one without it
+     * (`bulkPublish: false`); delayed ones through `deliverLater`, one by one. The published-key
      * dedupe is the same as `publish`'s. What went out is remembered as published even when some
      * of the call failed, and then the call throws: the caller publishes it all again, and the
      * copies of what went out are dropped here.
@@ -390,10 +423,14 @@ export async function createDaprMessageBus(options: DaprMessageBusOptions): Prom
         if (delayedSet.has(message)) continue;
         byTopic.set(message.topic, [...(byTopic.get(message.topic) ?? []), message]);
       }
+      const immediate =
+        options.bulkPublish === false
+          ? [publishSingly([...byTopic.values()].flat())]
+          : [...byTopic].flatMap(([topic, group]) =>
+              chunkForBulkPublish(group).map((entries) => publishBulk(topic, entries)),
+            );
       const outcomes = await Promise.allSettled<BulkOutcome>([
-        ...[...byTopic].flatMap(([topic, group]) =>
-          chunkForBulkPublish(group).map((entries) => publishBulk(topic, entries)),
-        ),
+        ...immediate,
         ...delayed.map(async (message) => {
           await options.deliverLater({ ...message, deliverAt: message.deliverAt! }, publishNow);
           return { sent: [message] };

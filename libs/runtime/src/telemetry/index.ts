@@ -16,5 +16,12 @@ export {
   withPublishedAt,
   withTraceContext,
 } from "./trace-properties.ts";
-export { matoolkitTracer, otlpTracesUrl, startTracing, TRACER_NAME } from "./tracing.ts";
+export {
+  matoolkitTracer,
+  otlpTracesProtocol,
+  otlpTracesUrl,
+  startTracing,
+  TRACER_NAME,
+  type OtlpProtocol,
+} from "./tracing.ts";
 export type { Tracing, TracingOptions } from "./tracing.ts";

@@ -5,7 +5,7 @@ import { instrumentMessageBus } from "./instrumented-bus.ts";
 import { startMetricsServer, type MetricsServer } from "./metrics-endpoint.ts";
 import { processMetrics, type Metrics } from "./metrics.ts";
 import { telemetryProperties, withTraceContext } from "./trace-properties.ts";
-import { otlpTracesUrl, startTracing } from "./tracing.ts";
+import { otlpTracesProtocol, otlpTracesUrl, startTracing, type OtlpProtocol } from "./tracing.ts";
 
 /** The entry point's observability settings (platform-config.ts parses them from OTEL_* etc.). */
 export interface TelemetryConfig {
@@ -15,6 +15,10 @@ export interface TelemetryConfig {
   readonly otlpEndpoint?: string | undefined;
   /** OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (full traces URL); wins over the base URL. */
   readonly otlpTracesEndpoint?: string | undefined;
+  /** OTEL_EXPORTER_OTLP_PROTOCOL: grpc, http/protobuf (default) or http/json. */
+  readonly otlpProtocol?: OtlpProtocol | undefined;
+  /** OTEL_EXPORTER_OTLP_TRACES_PROTOCOL; wins over OTEL_EXPORTER_OTLP_PROTOCOL. */
+  readonly otlpTracesProtocol?: OtlpProtocol | undefined;
   /** MATOOLKIT_METRICS_PORT: a server with /healthz, /readyz and /metrics (outside Dapr). */
   readonly metricsPort?: number | undefined;
   /** Interface of that server; default 0.0.0.0 (a scraper in another pod reaches it). */
@@ -45,7 +49,7 @@ export interface StartTelemetryOptions {
 
 /**
  * Everything a process does for traces and metrics, in one call from the platform boot: starts
- * tracing (exporting over OTLP/HTTP when an endpoint is configured), makes every outbox row
+ * tracing (exporting over OTLP, HTTP or gRPC, when an endpoint is configured), makes every outbox row
  * carry the active trace context and its enqueue time, starts the optional metrics server, and
  * hands back the bus instrumentation and the process-wide instruments.
  */
@@ -54,7 +58,9 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
   const tracesUrl = otlpTracesUrl(config);
   const tracing = startTracing({
     serviceName: config.serviceName ?? defaultServiceName(options.service),
-    ...(tracesUrl === undefined ? {} : { otlpTracesUrl: tracesUrl }),
+    ...(tracesUrl === undefined
+      ? {}
+      : { otlpTracesUrl: tracesUrl, otlpTracesProtocol: otlpTracesProtocol(config) }),
     logger,
   });
   const restoreOutbox = setOutboxAmbientProperties(() =>

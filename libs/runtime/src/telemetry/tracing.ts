@@ -1,6 +1,7 @@
 import { context, propagation, trace, type Tracer } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { OTLPTraceExporter as OTLPGrpcTraceExporter } from "@opentelemetry/exporter-trace-otlp-grpc";
+import { OTLPTraceExporter as OTLPHttpTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import {
   BatchSpanProcessor,
@@ -23,10 +24,12 @@ export interface TracingOptions {
   /** `service.name` of the spans (OTEL_SERVICE_NAME; default matoolkit-<service>). */
   readonly serviceName: string;
   /**
-   * OTLP/HTTP traces URL (`<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/traces`). Absent: spans are made
-   * (trace context still travels in every message and log correlation works) but not exported.
+   * Where traces are exported (otlpTracesUrl below). Absent: spans are made (trace context still
+   * travels in every message and log correlation works) but not exported.
    */
   readonly otlpTracesUrl?: string;
+  /** How: OTLP over gRPC, or over HTTP (the default). */
+  readonly otlpTracesProtocol?: OtlpProtocol;
   /** Tests: spans go to this exporter, one by one (an InMemorySpanExporter). */
   readonly exporter?: SpanExporter;
   readonly logger: Logger;
@@ -54,7 +57,11 @@ export function startTracing(options: TracingOptions): Tracing {
   if (options.exporter !== undefined) spanProcessors.push(new SimpleSpanProcessor(options.exporter));
   if (options.otlpTracesUrl !== undefined) {
     // Batched: export never sits on a request's or a delivery's path.
-    spanProcessors.push(new BatchSpanProcessor(new OTLPTraceExporter({ url: options.otlpTracesUrl })));
+    const exporter =
+      options.otlpTracesProtocol === "grpc"
+        ? new OTLPGrpcTraceExporter({ url: options.otlpTracesUrl })
+        : new OTLPHttpTraceExporter({ url: options.otlpTracesUrl });
+    spanProcessors.push(new BatchSpanProcessor(exporter));
   }
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName }),
@@ -67,7 +74,13 @@ export function startTracing(options: TracingOptions): Tracing {
   started = { serviceName: options.serviceName };
   // The URL names a collector, never credentials (headers come from OTEL_EXPORTER_OTLP_HEADERS).
   options.logger.info(
-    { serviceName: options.serviceName, exporting: options.otlpTracesUrl !== undefined },
+    {
+      serviceName: options.serviceName,
+      exporting: options.otlpTracesUrl !== undefined,
+      ...(options.otlpTracesUrl === undefined
+        ? {}
+        : { protocol: options.otlpTracesProtocol ?? "http/protobuf" }),
+    },
     "tracing started",
   );
   return {
@@ -87,14 +100,37 @@ function disableGlobals(): void {
 }
 
 /**
- * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as is, else OTEL_EXPORTER_OTLP_ENDPOINT plus `/v1/traces`
- * (the OTLP exporter specification's rule for the signal-less base URL).
+ * OTEL_EXPORTER_OTLP_PROTOCOL's values (opentelemetry.io/docs/specs/otel/protocol/exporter/).
+ * `http/protobuf` and `http/json` both export with @opentelemetry/exporter-trace-otlp-http, which
+ * sends JSON: OTLP/HTTP receivers take both encodings on the same path.
  */
-export function otlpTracesUrl(endpoints: {
+export type OtlpProtocol = "grpc" | "http/protobuf" | "http/json";
+
+export interface OtlpTracesSettings {
   readonly otlpEndpoint?: string | undefined;
   readonly otlpTracesEndpoint?: string | undefined;
-}): string | undefined {
-  if (endpoints.otlpTracesEndpoint !== undefined) return endpoints.otlpTracesEndpoint;
-  if (endpoints.otlpEndpoint === undefined) return undefined;
-  return `${endpoints.otlpEndpoint.replace(/\/+$/u, "")}/v1/traces`;
+  readonly otlpProtocol?: OtlpProtocol | undefined;
+  readonly otlpTracesProtocol?: OtlpProtocol | undefined;
+}
+
+/**
+ * OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf (the
+ * specification's default). Azure Container Apps' managed OpenTelemetry agent injects
+ * OTEL_EXPORTER_OTLP_PROTOCOL=grpc with a gRPC endpoint: "The managed agent only supports grpc"
+ * (learn.microsoft.com/azure/container-apps/opentelemetry-agents, "Environment variables").
+ */
+export function otlpTracesProtocol(settings: OtlpTracesSettings): OtlpProtocol {
+  return settings.otlpTracesProtocol ?? settings.otlpProtocol ?? "http/protobuf";
+}
+
+/**
+ * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as is, else OTEL_EXPORTER_OTLP_ENDPOINT: as is for gRPC
+ * (the service path is the RPC's), plus `/v1/traces` for HTTP (the OTLP exporter specification's
+ * rule for the signal-less base URL).
+ */
+export function otlpTracesUrl(settings: OtlpTracesSettings): string | undefined {
+  if (settings.otlpTracesEndpoint !== undefined) return settings.otlpTracesEndpoint;
+  if (settings.otlpEndpoint === undefined) return undefined;
+  if (otlpTracesProtocol(settings) === "grpc") return settings.otlpEndpoint;
+  return `${settings.otlpEndpoint.replace(/\/+$/u, "")}/v1/traces`;
 }
