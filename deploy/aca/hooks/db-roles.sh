@@ -78,9 +78,11 @@ BEGIN
     EXECUTE format('CREATE ROLE %I NOLOGIN', current_setting('dbroles.app_group'));
   END IF;
 END $$;
--- The services: read/write the application's tables (created by the migrate role), and CREATE
--- on the database for the dead-letter schema matoolkit_dapr that the Dapr adapter creates.
-SELECT format('GRANT CONNECT, CREATE ON DATABASE %I TO %I', current_database(), :'app_group') \gexec
+-- The services: read/write the application's tables (created by the migrate role), no DDL at all:
+-- the Dapr adapter's dead-letter table is a migration too (0013_bus_dead_letters). REVOKE for a
+-- database that an earlier release's script granted CREATE on.
+SELECT format('GRANT CONNECT ON DATABASE %I TO %I', current_database(), :'app_group') \gexec
+SELECT format('REVOKE CREATE ON DATABASE %I FROM %I', current_database(), :'app_group') \gexec
 SELECT format('GRANT USAGE ON SCHEMA public TO %I', :'app_group') \gexec
 -- The tables and sequences the migrate role made (not ON ALL TABLES: the dapr_* tables are the
 -- state store's, and the migrate role may not grant on them).
@@ -111,11 +113,9 @@ BEGIN
   IF NOT has_schema_privilege(current_user, 'public', 'CREATE') THEN
     missing := missing || format('%s (migrations) CREATE on schema public', current_user);
   END IF;
-  FOREACH p IN ARRAY ARRAY['CONNECT', 'CREATE'] LOOP
-    IF NOT has_database_privilege(app_group, current_database(), p) THEN
-      missing := missing || format('%s %s on database %s', app_group, p, current_database());
-    END IF;
-  END LOOP;
+  IF NOT has_database_privilege(app_group, current_database(), 'CONNECT') THEN
+    missing := missing || format('%s CONNECT on database %s', app_group, current_database());
+  END IF;
   IF NOT has_schema_privilege(app_group, 'public', 'USAGE') THEN
     missing := missing || format('%s USAGE on schema public', app_group);
   END IF;
