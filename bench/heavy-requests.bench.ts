@@ -5,7 +5,8 @@
 // BENCH_DEFAULT_CHECK (1: also start with the default caps and show the file refused; 0: skip,
 // e.g. on code without caps), BENCH_ROUTE (plan: POST /api/runbooks/{name}/plan by Operators;
 // create: POST /api/batches by Admins, the other route that takes a member CSV, which also
-// writes the members).
+// writes the members), BENCH_KEEP_DIR (1: keep the servers' logs and data folder, printed at the
+// end, e.g. to read a NODE_OPTIONS="--import=…" probe's output).
 // It runs `npm start` (embedded PostgreSQL, orchestrator and worker in the API's process) as a
 // child with the member upload caps raised so the file is allowed (the worst allowed case), sends
 // BENCH_PLANS plans of the CSV at once while a loop polls /healthz, and prints /healthz latency
@@ -357,5 +358,6 @@ try {
   ];
   process.stdout.write(`\n${lines.join("\n")}\n`);
 } finally {
-  rmSync(workDir, { recursive: true, force: true });
+  if (process.env.BENCH_KEEP_DIR === "1") progress(`logs kept in ${workDir}`);
+  else rmSync(workDir, { recursive: true, force: true });
 }
