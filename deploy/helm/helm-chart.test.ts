@@ -31,6 +31,7 @@ import {
 import { daprApps } from "../../scripts/dapr-config/dapr-conventions.ts";
 import { parseDaprYaml } from "../../scripts/dapr-config/load-dapr-files.ts";
 import { installHelm } from "../../scripts/helm/helm-pin.ts";
+import { pgConnectionConfig } from "../../libs/db/src/connection.ts";
 import { adminApiConfigFromEnv } from "../../services/admin-api/src/admin-api-config.ts";
 import { authConfigFromEnv } from "../../libs/auth/src/auth-config.ts";
 import { orchestratorConfigFromEnv } from "../../services/orchestrator/src/orchestrator-config.ts";
@@ -393,6 +394,46 @@ function parseServiceConfig(service: string, env: Record<string, string>): void 
   }
 }
 
+/** The values key of each SQL process (`<key>.database.user`, `<key>.serviceAccount.clientId`). */
+const sqlValuesKeys: Record<string, string> = {
+  "admin-api": "adminApi",
+  orchestrator: "orchestrator",
+  scheduler: "scheduler",
+  migrate: "migrations",
+};
+
+/**
+ * The PostgreSQL role a DATABASE_URL logs in as with Entra: the user name pg takes from it
+ * (libs/db/src/connection.ts, the services' own parsing; pg-connection-string percent-decodes it).
+ */
+function roleOf(url: string): string | undefined {
+  return pgConnectionConfig(url, () => Promise.resolve("token")).user;
+}
+
+interface SqlLogin {
+  readonly service: string;
+  readonly auth: string | undefined;
+  readonly clientId: string | undefined;
+  readonly url: EnvVar;
+}
+
+/** How each SQL process (the Deployments but the worker's, and the migrate Job) logs in to PostgreSQL. */
+function sqlLogins(objects: readonly K8sObject[]): SqlLogin[] {
+  return objects
+    .filter((object) => object.kind === "Deployment" || object.kind === "Job")
+    .map(podOf)
+    .filter((pod) => pod.container.args[0] !== "worker")
+    .map((pod) => {
+      const env = new Map(pod.container.env.map((variable) => [variable.name, variable]));
+      return {
+        service: pod.container.args[0]!,
+        auth: env.get("DATABASE_AUTH")?.value,
+        clientId: env.get("DATABASE_AUTH_CLIENT_ID")?.value,
+        url: env.get("DATABASE_URL")!,
+      };
+    });
+}
+
 // ---------------------------------------------------------------------------------------------
 
 beforeAll(async () => {
@@ -482,7 +523,8 @@ describe.each(ciFiles)("chart rendered with ci/%s", (valuesFile) => {
   const values = parse(readFileSync(join(chartDir, "ci", valuesFile), "utf8")) as {
     broker?: { type?: string };
     worker?: { keda?: { minReplicaCount?: number } };
-  };
+    database?: { url?: string; existingSecret?: { name?: string } };
+  } & Record<string, { database?: { user?: string } } | undefined>;
   const broker = values.broker?.type ?? "servicebus";
   beforeAll(() => {
     objects = render(valuesFile);
@@ -835,6 +877,37 @@ describe.each(ciFiles)("chart rendered with ci/%s", (valuesFile) => {
     expect(env.DATABASE_URL).toBeDefined();
     if (env.DATABASE_AUTH === "entra") expect(env.DATABASE_AUTH_CLIENT_ID).toMatch(/^[0-9a-f-]{36}$/);
   });
+
+  it("logs each SQL process in to PostgreSQL as the role of the identity whose token it presents (Entra)", () => {
+    // Azure Database for PostgreSQL takes an Entra token only at the login of its own identity's
+    // role (learn.microsoft.com/azure/postgresql/flexible-server/how-to-configure-sign-in-azure-ad-authentication;
+    // deploy/aca/hooks/db-roles.sh makes one role per identity): identities and roles pair one to one.
+    const logins = sqlLogins(objects);
+    expect(logins.map((login) => login.service).sort()).toEqual(Object.keys(sqlValuesKeys).sort());
+    const roleOfIdentity = new Map<string, string>();
+    const identityOfRole = new Map<string, string>();
+    for (const login of logins) {
+      if (login.auth !== "entra") {
+        // Password authentication: every process reads the one shared URL (the Secret's).
+        expect(login.url.valueFrom?.secretKeyRef?.name, login.service).toBe(
+          values.database?.existingSecret?.name,
+        );
+        continue;
+      }
+      const role = roleOf(login.url.value!)!;
+      const own = values[sqlValuesKeys[login.service]!]?.database?.user;
+      expect(role, login.service).toBe(own ?? roleOf(values.database!.url!));
+      expect(login.url.value!.replace(/\/\/[^@]*@/, "//"), "only the role differs").toBe(
+        values.database!.url!.replace(/\/\/[^@]*@/, "//"),
+      );
+      expect(roleOfIdentity.get(login.clientId!) ?? role, `${login.service}: its identity's role`).toBe(role);
+      expect(identityOfRole.get(role) ?? login.clientId, `${login.service}: ${role} is one identity's`).toBe(
+        login.clientId,
+      );
+      roleOfIdentity.set(login.clientId!, role);
+      identityOfRole.set(role, login.clientId!);
+    }
+  });
 });
 
 describe("default values", () => {
@@ -920,5 +993,189 @@ describe("default values", () => {
         valueFrom: { secretKeyRef: { name: "kv-app-token", key: "token" } },
       });
     }
+  });
+});
+
+describe("PostgreSQL role per identity (database.auth entra)", () => {
+  const minimal = ["-f", join(chartDir, "ci", "minimal-values.yaml")];
+  const servicebus = ["-f", join(chartDir, "ci", "servicebus-values.yaml")];
+  const sharedUrl =
+    "postgres://id-matoolkit@psql-matoolkit.postgres.database.azure.com:5432/matoolkit?sslmode=require";
+  const loginsBy = (objects: K8sObject[]) =>
+    Object.fromEntries(
+      sqlLogins(objects).map((login) => [
+        login.service,
+        { role: login.url.value === undefined ? undefined : roleOf(login.url.value), ...login },
+      ]),
+    );
+
+  it("puts each service's own role in its DATABASE_URL when each service has its own identity (ci/servicebus-values.yaml)", () => {
+    const logins = loginsBy(render("servicebus-values.yaml"));
+    expect(
+      Object.fromEntries(
+        Object.entries(logins).map(([service, login]) => [service, [login.clientId, login.url.value]]),
+      ),
+    ).toEqual({
+      "admin-api": [
+        "00000000-0000-0000-0000-0000000000a2",
+        "postgres://id-matoolkit-admin-api@psql-matoolkit.postgres.database.azure.com:5432/matoolkit?sslmode=require",
+      ],
+      orchestrator: [
+        "00000000-0000-0000-0000-0000000000a3",
+        "postgres://id-matoolkit-orchestrator@psql-matoolkit.postgres.database.azure.com:5432/matoolkit?sslmode=require",
+      ],
+      scheduler: [
+        "00000000-0000-0000-0000-0000000000a4",
+        "postgres://id-matoolkit-scheduler@psql-matoolkit.postgres.database.azure.com:5432/matoolkit?sslmode=require",
+      ],
+      // The migrate job keeps workloadIdentity.clientId, whose role database.url names.
+      migrate: ["00000000-0000-0000-0000-0000000000a1", sharedUrl],
+    });
+  });
+
+  it("renders one shared identity as before: every process with database.url as given", () => {
+    for (const extra of [
+      [],
+      // A service's clientId equal to the shared one is the same identity.
+      ["--set", "orchestrator.serviceAccount.clientId=00000000-0000-0000-0000-0000000000a1"],
+      // database.clientId is every SQL process's database identity, whatever its ServiceAccount.
+      [
+        "--set",
+        "database.clientId=00000000-0000-0000-0000-0000000000d1",
+        "--set",
+        "orchestrator.serviceAccount.clientId=00000000-0000-0000-0000-0000000000a3",
+      ],
+    ]) {
+      const logins = Object.values(loginsBy(render("minimal-values.yaml", extra)));
+      expect(logins, extra.join(" ")).toHaveLength(4);
+      const clientId = extra.some((item) => item.startsWith("database.clientId"))
+        ? "00000000-0000-0000-0000-0000000000d1"
+        : "00000000-0000-0000-0000-0000000000a1";
+      for (const login of logins) {
+        expect(login.url, `${login.service} ${extra.join(" ")}`).toEqual({
+          name: "DATABASE_URL",
+          value: sharedUrl,
+        });
+        expect(login.clientId, login.service).toBe(clientId);
+      }
+    }
+  });
+
+  it.each([
+    [
+      "the orchestrator",
+      [...servicebus, "--set", "orchestrator.database.user="],
+      "orchestrator.serviceAccount.clientId gives the orchestrator its own identity: set orchestrator.database.user to that identity's PostgreSQL role (database.url's role 'id-matoolkit' belongs to another identity, the one of workloadIdentity.clientId;",
+    ],
+    [
+      "the admin API",
+      [...servicebus, "--set", "adminApi.database.user="],
+      "adminApi.serviceAccount.clientId gives the admin API its own identity: set adminApi.database.user to that identity's PostgreSQL role",
+    ],
+    [
+      "the migrate job",
+      [...minimal, "--set", "migrations.serviceAccount.clientId=00000000-0000-0000-0000-0000000000a9"],
+      "migrations.serviceAccount.clientId gives the migrate job its own identity: set migrations.database.user to that identity's PostgreSQL role (database.url's role 'id-matoolkit'",
+    ],
+    [
+      "a URL without a role",
+      [
+        ...minimal,
+        "--set",
+        "database.url=postgres://psql-matoolkit.postgres.database.azure.com/matoolkit",
+        "--set",
+        "scheduler.serviceAccount.clientId=00000000-0000-0000-0000-0000000000a4",
+      ],
+      "set scheduler.database.user to that identity's PostgreSQL role (database.url names no role;",
+    ],
+  ])("refuses an own identity without its own role: %s", (_case, args, message) => {
+    const result = run("template", args);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(message);
+  });
+
+  it("never prints database.url's password in its messages", () => {
+    const password = "pw-Z9xq-never-printed";
+    for (const [extra, message] of [
+      [
+        [
+          "--set",
+          `database.url=postgres://id-matoolkit:${password}@psql-matoolkit.postgres.database.azure.com/matoolkit`,
+          "--set",
+          "orchestrator.serviceAccount.clientId=00000000-0000-0000-0000-0000000000a3",
+        ],
+        "database.url's role 'id-matoolkit' belongs to another identity",
+      ],
+      [
+        [
+          "--set",
+          `database.url=mysql://id-matoolkit:${password}@db/matoolkit`,
+          "--set",
+          "orchestrator.database.user=x",
+        ],
+        "database.url must be a postgres:// or postgresql:// URL for orchestrator.database.user to replace its user name",
+      ],
+      [
+        [
+          "--set",
+          `database.url=postgres://id-matoolkit:${password}@db/matoolkit`,
+          "--set",
+          "database.auth=password",
+          "--set",
+          "orchestrator.database.user=x",
+        ],
+        "orchestrator.database.user applies with database.auth entra only",
+      ],
+    ] as const) {
+      const result = run("template", [...minimal, ...extra]);
+      expect(result.status).toBe(1);
+      expect(result.stderr).toContain(message);
+      expect(`${result.stdout}${result.stderr}`).not.toContain(password);
+    }
+  });
+
+  it("percent-encodes a role name so that pg logs in with it unchanged", () => {
+    const role = "Matoolkit Orchestrator+ops@contoso.com";
+    const logins = loginsBy(
+      render("minimal-values.yaml", [
+        "--set",
+        "orchestrator.serviceAccount.clientId=00000000-0000-0000-0000-0000000000a3",
+        "--set-string",
+        `orchestrator.database.user=${role}`,
+      ]),
+    );
+    expect(logins.orchestrator!.role).toBe(role);
+    expect(logins.orchestrator!.url.value).toBe(
+      "postgres://Matoolkit%20Orchestrator%2Bops%40contoso.com@psql-matoolkit.postgres.database.azure.com:5432/matoolkit?sslmode=require",
+    );
+    expect(logins.scheduler!.role).toBe("id-matoolkit");
+  });
+
+  it("reads database.existingSecret for the shared identity only: the chart cannot rewrite a Secret's URL", () => {
+    const secret = ["--set", "database.existingSecret.name=matoolkit-database"];
+    for (const login of Object.values(loginsBy(render("minimal-values.yaml", secret))))
+      expect(login.url.valueFrom, login.service).toEqual({
+        secretKeyRef: { name: "matoolkit-database", key: "DATABASE_URL" },
+      });
+    const ownIdentity = run("template", [
+      ...minimal,
+      ...secret,
+      "--set",
+      "orchestrator.serviceAccount.clientId=00000000-0000-0000-0000-0000000000a3",
+    ]);
+    expect(ownIdentity.status).toBe(1);
+    expect(ownIdentity.stderr).toContain(
+      "orchestrator.serviceAccount.clientId gives the orchestrator its own identity, whose PostgreSQL role the shared URL of database.existingSecret cannot name: with database.auth entra set database.url (it holds no password) instead of database.existingSecret.name, and orchestrator.database.user to that identity's role",
+    );
+    const ownUser = run("template", [
+      ...minimal,
+      ...secret,
+      "--set",
+      "scheduler.database.user=id-matoolkit-scheduler",
+    ]);
+    expect(ownUser.status).toBe(1);
+    expect(ownUser.stderr).toContain(
+      "scheduler.database.user cannot be applied to database.existingSecret: the chart does not rewrite a Secret's URL",
+    );
   });
 });

@@ -127,8 +127,94 @@ metadata:
 {{- end -}}
 
 {{/*
+The identity whose Entra token a SQL service presents (DATABASE_AUTH_CLIENT_ID): database.clientId,
+else the service's own workload identity. With clientId "" it is the identity database.url's role
+belongs to. Argument: dict "root" $ "clientId" "<the service's serviceAccount.clientId>".
+*/}}
+{{- define "matoolkit.databaseClientId" -}}
+{{- default (include "matoolkit.clientId" .) .root.Values.database.clientId -}}
+{{- end -}}
+
+{{/*
+A postgres:// URL in three parts, as Go's net/url and the WHATWG URL parser (pg-connection-string)
+split it: 1 the scheme and "//", 2 the user info (before the authority's LAST "@"), 3 the host
+and everything after it. The code takes only postgres:// and postgresql:// URLs
+(libs/platform/src/platform-config.ts, databaseUrl).
+*/}}
+{{- define "matoolkit.databaseUrlPattern" -}}
+^(postgres(?:ql)?://)(?:([^/?#]*)@)?([^@/?#]*(?:[/?#].*)?)$
+{{- end -}}
+
+{{/* The PostgreSQL role of database.url: its user name, never its password; "" when it names none. */}}
+{{- define "matoolkit.databaseUrlRole" -}}
+{{- $pattern := include "matoolkit.databaseUrlPattern" . -}}
+{{- if regexMatch $pattern (toString .Values.database.url) -}}
+{{- regexReplaceAll $pattern (toString .Values.database.url) "${2}" | splitList ":" | first -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+DATABASE_URL of one SQL service or the migrate job. On Azure Database for PostgreSQL with Entra
+authentication the server accepts a token only at the login of its identity's own role
+(learn.microsoft.com/azure/postgresql/flexible-server/how-to-configure-sign-in-azure-ad-authentication;
+deploy/aca/hooks/db-roles.sh creates one role per identity with pgaadauth_create_principal_with_oid):
+a service with its own identity needs its own role in the user part of the URL, <key>.database.user.
+Only that user name is replaced; no message below prints database.url (it may hold a password).
+database.existingSecret is read as is: the chart cannot rewrite a Secret, so it serves the services
+of the one shared identity only (with auth=entra the URL holds no password: use database.url).
+Argument: dict "root" $ "clientId" "<serviceAccount.clientId>" "valuesKey" "<adminApi|orchestrator|
+scheduler|migrations>" "values" (the values under that key).
+*/}}
+{{- define "matoolkit.databaseUrlEnv" -}}
+{{- $db := .root.Values.database -}}
+{{- $key := .valuesKey -}}
+{{- $name := get (dict "adminApi" "admin API" "migrations" "migrate job") $key | default $key -}}
+{{- $user := dig "database" "user" "" (default dict .values) | toString -}}
+{{- $entra := eq $db.auth "entra" -}}
+{{- $ownIdentity := and $entra (ne (include "matoolkit.databaseClientId" .) (include "matoolkit.databaseClientId" (dict "root" .root "clientId" ""))) -}}
+{{- $why := printf "%s.serviceAccount.clientId gives the %s its own identity" $key $name -}}
+{{- if $db.existingSecret.name -}}
+{{- if $user -}}
+{{- fail (printf "%s.database.user cannot be applied to database.existingSecret: the chart does not rewrite a Secret's URL. With database.auth entra set database.url (it holds no password) instead of database.existingSecret.name" $key) -}}
+{{- else if $ownIdentity -}}
+{{- fail (printf "%s, whose PostgreSQL role the shared URL of database.existingSecret cannot name: with database.auth entra set database.url (it holds no password) instead of database.existingSecret.name, and %s.database.user to that identity's role" $why $key) -}}
+{{- end }}
+- name: DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ $db.existingSecret.name }}
+      key: {{ $db.existingSecret.key }}
+{{- else -}}
+{{- $url := toString (required "database.url is required (or database.existingSecret.name): the PostgreSQL server of the admin API, orchestrator, scheduler and migrate job" $db.url) -}}
+{{- $pattern := include "matoolkit.databaseUrlPattern" .root -}}
+{{- if $user -}}
+{{- if not $entra -}}
+{{- fail (printf "%s.database.user applies with database.auth entra only: with password authentication the password in database.url belongs to the URL's own role" $key) -}}
+{{- end -}}
+{{- if not (regexMatch $pattern $url) -}}
+{{- fail (printf "database.url must be a postgres:// or postgresql:// URL for %s.database.user to replace its user name" $key) -}}
+{{- end -}}
+{{- /* Percent-encoded as pg-connection-string decodes it (decodeURIComponent): urlquery leaves
+only A-Z a-z 0-9 - _ . ~ as they are and writes a space as "+", the one thing to undo. A password
+stays in place, so the service still refuses it at start ("with entra the password is a token"). */ -}}
+{{- $password := regexReplaceAll $pattern $url "${2}" | regexFind ":.*$" -}}
+{{- $url = printf "%s%s%s@%s" (regexReplaceAll $pattern $url "${1}") (urlquery $user | replace "+" "%20") $password (regexReplaceAll $pattern $url "${3}") -}}
+{{- else if $ownIdentity -}}
+{{- $role := include "matoolkit.databaseUrlRole" .root -}}
+{{- $shared := ternary "database.clientId" "workloadIdentity.clientId" (ne (toString $db.clientId) "") -}}
+{{- $about := printf "database.url's role '%s' belongs to another identity, the one of %s" $role $shared -}}
+{{- if eq $role "" }}{{ $about = "database.url names no role" }}{{ end -}}
+{{- fail (printf "%s: set %s.database.user to that identity's PostgreSQL role (%s; Azure Database for PostgreSQL accepts an Entra token only at the login of its own identity's role)" $why $key $about) -}}
+{{- end }}
+- name: DATABASE_URL
+  value: {{ $url | quote }}
+{{- end -}}
+{{- end -}}
+
+{{/*
 Environment every service and the migrate job share. Argument: dict "root" $ "clientId" "<override>"
-"sql" bool (false for the worker in Dapr mode: no DATABASE_URL, contract).
+"sql" bool (false for the worker in Dapr mode: no DATABASE_URL, contract), and with sql
+"valuesKey" and "values" (matoolkit.databaseUrlEnv).
 */}}
 {{- define "matoolkit.commonEnv" -}}
 {{- $v := .root.Values -}}
@@ -137,26 +223,18 @@ Environment every service and the migrate job share. Argument: dict "root" $ "cl
 - name: LOG_LEVEL
   value: {{ $v.logLevel | quote }}
 {{- if .sql }}
-{{- if $v.database.existingSecret.name }}
-- name: DATABASE_URL
-  valueFrom:
-    secretKeyRef:
-      name: {{ $v.database.existingSecret.name }}
-      key: {{ $v.database.existingSecret.key }}
-{{- else }}
-- name: DATABASE_URL
-  value: {{ required "database.url is required (or database.existingSecret.name): the PostgreSQL server of the admin API, orchestrator, scheduler and migrate job" $v.database.url | quote }}
+{{- if not (has $v.database.auth (list "entra" "password")) }}
+{{- fail (printf "database.auth must be entra or password, not %q" $v.database.auth) }}
 {{- end }}
+{{- include "matoolkit.databaseUrlEnv" . | trim | nindent 0 }}
 - name: DATABASE_AUTH
   value: {{ $v.database.auth | quote }}
 {{- if eq $v.database.auth "entra" }}
-{{- $dbClient := default (include "matoolkit.clientId" .) $v.database.clientId }}
+{{- $dbClient := include "matoolkit.databaseClientId" . }}
 {{- if $dbClient }}
 - name: DATABASE_AUTH_CLIENT_ID
   value: {{ $dbClient | quote }}
 {{- end }}
-{{- else if ne $v.database.auth "password" }}
-{{- fail (printf "database.auth must be entra or password, not %q" $v.database.auth) }}
 {{- end }}
 {{- end }}
 {{- with $v.observability.otlpEndpoint }}
@@ -167,7 +245,7 @@ Environment every service and the migrate job share. Argument: dict "root" $ "cl
 
 {{/*
 Environment of a Dapr-mode service: commonEnv plus the runtime and the app port. Argument: dict
-"root" $ "appPort" int "clientId" "<override>" "sql" bool.
+"root" $ "appPort" int "clientId" "<override>" "sql" bool "valuesKey" "<key>" "values" (its values).
 */}}
 {{- define "matoolkit.serviceEnv" -}}
 {{- $v := .root.Values -}}
@@ -279,7 +357,8 @@ imagePullSecrets:
 One service: ServiceAccount, Deployment and PodDisruptionBudget. Argument: dict
   "root" $, "component" (resource suffix), "command" (image argument), "appId", "appPort",
   "values" (the service's values), "replicas" (int, or nil to leave them to KEDA),
-  "singleton" (bool: Recreate strategy), "sql" (bool), "env" (list of extra variables),
+  "singleton" (bool: Recreate strategy), "sql" (bool), "valuesKey" (with sql: the key of its
+  values, e.g. "adminApi", named in messages), "env" (list of extra variables),
   "httpPort" (int: the admin API's port, probed instead of the app port).
 */}}
 {{- define "matoolkit.service" -}}
@@ -343,7 +422,7 @@ spec:
               protocol: TCP
             {{- end }}
           env:
-            {{- include "matoolkit.serviceEnv" (dict "root" $root "appPort" .appPort "clientId" $v.serviceAccount.clientId "sql" .sql) | nindent 12 }}
+            {{- include "matoolkit.serviceEnv" (dict "root" $root "appPort" .appPort "clientId" $v.serviceAccount.clientId "sql" .sql "valuesKey" .valuesKey "values" $v) | nindent 12 }}
             {{- with .env }}
             {{- toYaml . | nindent 12 }}
             {{- end }}
