@@ -74,7 +74,13 @@ async function runOnce(
 ): Promise<Outcome> {
   // The same node and loader (tsx's --import) as this process, so the child runs the .ts file.
   const child = spawn(process.execPath, [...process.execArgv, benchFile], {
-    env: { ...env, BENCH_RUNTIME: runtime, BENCH_RESULT_FILE: resultFile },
+    // The peer (a plain PostgreSQL queue) is the embedded run's yardstick: run it once, there.
+    env: {
+      ...env,
+      BENCH_RUNTIME: runtime,
+      BENCH_RESULT_FILE: resultFile,
+      BENCH_PEER: runtime === "embedded" ? env.BENCH_PEER : "none",
+    },
     stdio: ["ignore", "inherit", "inherit"],
   });
   // A signal to this process goes on to the run (which stops what it started), then ends us.

@@ -16,6 +16,12 @@
 // BENCH_KEEP_LOGS=<dir>: copy the Dapr daemons' logs (and the workflow SDK's console) there.
 // BENCH_DAPR_CONFIG=<file>: an experiment, daprd's Configuration instead of dapr/config.yaml.
 // BENCH_SQL_BREAKDOWN=1: also print the statements behind SQL/step, most frequent first (stderr).
+// BENCH_WAL_BREAKDOWN=1: also print the WAL per step by table and index, with its record types
+// (stderr; reads every WAL record of the run with pg_walinspect: slow on 10,000 members).
+// BENCH_PEER: graphile-worker (default) runs bench/peers/graphile-worker-chain.ts after the
+// batch, in a process of its own once everything this run started is stopped, with the same
+// members, steps and worker concurrency on the same server, and prints executions / peer steps;
+// none skips it.
 // It creates its own database on the server, runs the orchestrator, the workflow host, a worker
 // with a no-op function and the outbox relay in this process, prints figures, and stops and
 // removes everything it started (daemons, their data, the database), also on failure or a signal.
@@ -34,6 +40,8 @@ import { join } from "node:path";
 import { cpuSeconds, divertConsoleNarration, rssMb, startRealDapr, type RealDapr } from "./real-dapr.ts";
 import { installSidecarCounter } from "./sidecar-counter.ts";
 import { installSqlCounter, percentile } from "./sql-counter.ts";
+import { runPeer, type PeerResult } from "./peers/run-peer.ts";
+import { startWalMeasurement, type WalRelationUse, type WalUse } from "./wal-meter.ts";
 
 const env = process.env;
 const runtime = env.BENCH_RUNTIME ?? "embedded";
@@ -58,6 +66,11 @@ const workerConcurrency = Number(env.BENCH_WORKER_CONCURRENCY ?? 32);
 const orchestratorConcurrency = Number(env.BENCH_ORCHESTRATOR_CONCURRENCY ?? 16);
 const timeoutMs = Number(env.BENCH_TIMEOUT_SECONDS ?? 600) * 1000;
 const keepLogs = env.BENCH_KEEP_LOGS;
+const peer = env.BENCH_PEER ?? "graphile-worker";
+if (peer !== "graphile-worker" && peer !== "none") {
+  process.stderr.write(`BENCH_PEER must be graphile-worker or none, not ${peer}\n`);
+  process.exit(2);
+}
 const cores = availableParallelism();
 
 /** What was started, stopped in reverse order at the end, on failure or on SIGINT/SIGTERM. */
@@ -203,6 +216,9 @@ await guarded(platform.start());
 await guarded(orchestrator.startWorkflows());
 
 let failed = false;
+/** The figures, printed once the peer has run too (it runs after everything here has stopped). */
+let lines: string[] = [];
+let result: Record<string, unknown> = {};
 try {
   progress("measuring the raw bus");
   const bus1 = await measureRawBus();
@@ -217,11 +233,12 @@ try {
   const ratio = run.stepsPerSecond / bus1.messagesPerSecond;
   const cpuLine = cpuUsed.map(({ role, seconds }) => `${role} ${seconds.toFixed(1)}`).join(", ");
   const daemonRss = memory.daemons.map(({ role, peak }) => `${role} ${peak}`).join(", ");
-  const lines = [
+  lines = [
     `runtime:                               ${runtime}${dapr === undefined ? "" : ` (real daprd ${dapr.version}, placement, scheduler; components/local on redis-server; ${dapr.config})`}`,
     `members × steps:                       ${members} × ${stepsPerMember} = ${members * stepsPerMember}`,
     `member-step executions per second:     ${run.stepsPerSecond.toFixed(0)}  (${run.seconds.toFixed(1)} s end to end)`,
-    `SQL statements per step execution:     ${run.statementsPerStep.toFixed(1)}`,
+    `SQL statements per step execution:     ${run.statementsPerStep.toFixed(1)}  (each one round trip)`,
+    `WAL per step execution:                ${walLine(run.wal, members * stepsPerMember)}`,
     ...(sidecar === undefined
       ? []
       : [
@@ -237,40 +254,36 @@ try {
     ...(memory.daemons.length === 0 ? [] : [`Dapr daemons' RSS peak:                ${daemonRss} MB`]),
     `CPU seconds during the batches:        ${cpuLine}  (${cores} cores = ${(cores * run.seconds).toFixed(0)} s available)`,
   ];
-  process.stdout.write(`\n${lines.join("\n")}\n`);
   const problems = dapr?.problems().filter((p) => p.count > 0) ?? [];
   for (const { role, count, sample } of problems) {
     progress(`${role} logged ${count} warnings/errors, e.g.:\n    ${sample.join("\n    ")}`);
   }
   if (narration !== undefined) progress(`workflow SDK console lines (diverted): ${narration.lines()}`);
-  if (env.BENCH_RESULT_FILE !== undefined) {
-    writeFileSync(
-      env.BENCH_RESULT_FILE,
-      JSON.stringify({
-        runtime,
-        daprVersion: dapr?.version,
-        members,
-        steps: stepsPerMember,
-        executionsPerSecond: run.stepsPerSecond,
-        seconds: run.seconds,
-        sqlPerStep: run.statementsPerStep,
-        rawBusPerSecond: bus1.messagesPerSecond,
-        rawBusSqlPerMessage: bus1.statementsPerMessage,
-        rawBusSidecarCallsPerMessage: sidecar === undefined ? undefined : bus1.sidecarCallsPerMessage,
-        sidecarCallsPerStep: sidecar === undefined ? undefined : run.sidecarCallsPerStep,
-        sidecarKinds: run.sidecarKinds,
-        ratio,
-        dueLagMs: run.dueLagMs,
-        retry,
-        toWorker: run.toWorker,
-        toResult: run.toResult,
-        rss: { first: memory.first, peak: memory.peak, last: memory.last },
-        daemonRss: memory.daemons,
-        cpu: cpuUsed,
-        daemonProblems: problems.map(({ role, count }) => ({ role, count })),
-      }),
-    );
-  }
+  result = {
+    runtime,
+    daprVersion: dapr?.version,
+    members,
+    steps: stepsPerMember,
+    executionsPerSecond: run.stepsPerSecond,
+    seconds: run.seconds,
+    sqlPerStep: run.statementsPerStep,
+    walBytesPerStep: run.wal.bytes / (members * stepsPerMember),
+    walRecordsPerStep: run.wal.records / (members * stepsPerMember),
+    rawBusPerSecond: bus1.messagesPerSecond,
+    rawBusSqlPerMessage: bus1.statementsPerMessage,
+    rawBusSidecarCallsPerMessage: sidecar === undefined ? undefined : bus1.sidecarCallsPerMessage,
+    sidecarCallsPerStep: sidecar === undefined ? undefined : run.sidecarCallsPerStep,
+    sidecarKinds: run.sidecarKinds,
+    ratio,
+    dueLagMs: run.dueLagMs,
+    retry,
+    toWorker: run.toWorker,
+    toResult: run.toResult,
+    rss: { first: memory.first, peak: memory.peak, last: memory.last },
+    daemonRss: memory.daemons,
+    cpu: cpuUsed,
+    daemonProblems: problems.map(({ role, count }) => ({ role, count })),
+  };
 } catch (error) {
   failed = true;
   // Interrupted, the measurement fails because its services were stopped under it: nothing to add.
@@ -284,7 +297,48 @@ try {
 } finally {
   await cleanUp();
 }
+if (!failed) {
+  if (peer === "graphile-worker" && !interrupted) {
+    progress(
+      `running the peer, graphile-worker, on the same server: ${members} × ${stepsPerMember} chained steps`,
+    );
+    const outcome = await runPeer(env, { members, steps: stepsPerMember, concurrency: workerConcurrency });
+    lines.push(...peerLines(outcome, Number(result.executionsPerSecond)));
+    result.peer = outcome.ok ? outcome.result : { failed: outcome.why };
+  }
+  process.stdout.write(`\n${lines.join("\n")}\n`);
+  if (env.BENCH_RESULT_FILE !== undefined) writeFileSync(env.BENCH_RESULT_FILE, JSON.stringify(result));
+}
 process.exit(failed ? 1 : 0);
+
+function walLine(wal: WalUse, executions: number): string {
+  const fpi = Number.isFinite(wal.fpiBytes)
+    ? `, ${((100 * wal.fpiBytes) / wal.bytes).toFixed(0)} % full-page images`
+    : "";
+  return `${(wal.bytes / executions).toFixed(0)} bytes, ${(wal.records / executions).toFixed(1)} records  (whole server${fpi}; records: ${wal.source})`;
+}
+
+function peerLines(outcome: Awaited<ReturnType<typeof runPeer>>, executionsPerSecond: number): string[] {
+  if (!outcome.ok) return [`peer:                                  ${outcome.why}`];
+  const peerResult: PeerResult = outcome.result;
+  return [
+    `peer, same run and server:             ${peerResult.peer}, ${peerResult.members} × ${peerResult.steps} chained steps, concurrency ${peerResult.concurrency}`,
+    `peer steps per second:                 ${peerResult.stepsPerSecond.toFixed(0)}  (${peerResult.seconds.toFixed(1)} s; ${peerResult.sqlPerStep.toFixed(1)} SQL/step, WAL ${peerResult.walBytesPerStep.toFixed(0)} bytes / ${peerResult.walRecordsPerStep.toFixed(1)} records per step)`,
+    `executions / peer steps:               ${(executionsPerSecond / peerResult.stepsPerSecond).toFixed(2)}`,
+  ];
+}
+
+function printWalBreakdown(relations: readonly WalRelationUse[], executions: number): void {
+  for (const { relation, records, bytes, types } of relations.slice(0, 40)) {
+    const kinds = types
+      .slice(0, 6)
+      .map(({ type, count }) => `${type} ${(count / executions).toFixed(2)}`)
+      .join(", ");
+    console.error(
+      `${(bytes / executions).toFixed(0).padStart(6)} B/step ${(records / executions).toFixed(2).padStart(6)} rec/step  ${relation}  (${kinds})`,
+    );
+  }
+}
 
 /**
  * Resident memory sampled every 500 ms: flat means no growth with the work done. On Dapr, each
@@ -486,6 +540,7 @@ async function measureBatch() {
     members,
     dueAt,
   );
+  const wal = await startWalMeasurement(admin, url.toString(), progress);
   sql.reset();
   sidecar?.reset();
   const started = performance.now();
@@ -496,6 +551,10 @@ async function measureBatch() {
     Math.max(0, (dueAt.getTime() - (Date.now() - (performance.now() - started))) / 1000);
   const executions = members * stepsPerMember;
   const statements = sql.count();
+  // After the count: the meter's own statements are not the system's.
+  const walUse = await wal.stop();
+  if (env.BENCH_WAL_BREAKDOWN === "1") printWalBreakdown(await wal.byRelation(), executions);
+  await wal.release();
   // BENCH_SQL_BREAKDOWN=1: which statements make up SQL/step (to explain a change in it).
   if (env.BENCH_SQL_BREAKDOWN === "1")
     for (const { statement, count } of sql.byStatement().slice(0, 30))
@@ -526,6 +585,7 @@ async function measureBatch() {
     seconds,
     stepsPerSecond: executions / seconds,
     statementsPerStep: statements / executions,
+    wal: walUse,
     sidecarCallsPerStep: sidecarCalls / executions,
     sidecarKinds,
     dueLagMs: firstJob - dueAt.getTime(),

@@ -115,11 +115,12 @@ export async function run({ log }: DrillContext): Promise<DrillOutcome> {
     const status = await api.waitForEnd(batchId, 300_000);
     const batchSeconds = (Date.now() - floodStarted) / 1000;
     log(`batch ${batchId} ${status}; waiting for the malformed messages to settle`);
-    let fates = await malformedFates(database.url);
+    const accepted = [...published.values()].flatMap((tally) => tally.accepted);
+    let fates = await malformedFates(database.url, accepted);
     const settleDeadline = Date.now() + SETTLE_MS;
     while (fates.some((fate) => fate.open > 0) && Date.now() < settleDeadline) {
       await sleep(2000);
-      fates = await malformedFates(database.url);
+      fates = await malformedFates(database.url, accepted);
     }
     const readyAtEnd = (await fetch(`${system.apiUrl}/readyz`).catch(() => undefined))?.status === 200;
     const notReadyMs = readiness.stop();
@@ -133,8 +134,8 @@ export async function run({ log }: DrillContext): Promise<DrillOutcome> {
       figures[`${topic}: published / refused at publish`] = `${outcome.published} / ${outcome.refused}`;
     }
     for (const fate of fates) {
-      figures[`${fate.queue}: dead-lettered / ignored / still open`] =
-        `${fate.failed} / ${fate.completed} / ${fate.open}`;
+      figures[`${fate.queue}: routed / dead-lettered / ignored / still open`] =
+        `${fate.routed} / ${fate.failed} / ${fate.handled} / ${fate.open}`;
     }
     const refusals = [...published.values()].flatMap((outcome) => [...outcome.refusalReasons]);
     if (refusals.length > 0)

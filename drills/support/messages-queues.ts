@@ -1,47 +1,59 @@
 import pg from "pg";
+import type { OutgoingMessage } from "@matoolkit/runtime";
 import { malformedIdPrefix } from "./messages-catalogue.ts";
 
 /**
- * What became of the drill's messages, read from pg-boss's tables (the bus has no API to list a
- * queue's jobs): per subscription queue, how many ended completed (the handler took them: ignored
- * or refused with a log line), failed (dead-lettered), or are still waiting or being retried.
- * Dead-letter copies (the `<queue>.dlq` queues) are left out: a failed job is one dead letter.
+ * What became of the drill's messages, per subscription queue: how many it was routed
+ * (`routed`), how many failed (dead-lettered) or are still waiting or being retried, read from
+ * pg-boss's job table (the bus has no API to list a queue's jobs), and how many its handler took
+ * (ignored, or refused with a log line): the rest. A job its handler took is deleted at once
+ * (libs/runtime/src/embedded/queue-consumer.ts), so that one cannot be counted from the table; it
+ * is what was routed and is neither failed nor open. Routing is read back as the bus does it at
+ * publish time (publish-message.ts): a message goes to every subscription of its topic whose
+ * filter its properties contain. Dead-letter copies (the `<queue>.dlq` queues) are left out: a
+ * failed job is one dead letter.
  */
 export interface QueueFate {
   readonly queue: string;
-  readonly completed: number;
+  readonly routed: number;
+  /** Taken by the handler (acknowledged): routed − failed − open. */
+  readonly handled: number;
   readonly failed: number;
   /** created / retry / active: not finished yet; after the drill's wait, "retried forever". */
   readonly open: number;
 }
 
-export async function malformedFates(url: string): Promise<QueueFate[]> {
+/** `accepted`: the drill's messages the bus accepted (their ids are unique: none was dropped as a duplicate). */
+export async function malformedFates(
+  url: string,
+  accepted: ReadonlyArray<Pick<OutgoingMessage, "topic" | "properties">>,
+): Promise<QueueFate[]> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const archived = await client.query<{ exists: boolean }>(
-      "SELECT to_regclass('pgboss.archive') IS NOT NULL AS exists",
+    const result = await client.query<{ queue: string; routed: number; failed: number; open: number }>(
+      `WITH routed AS (
+         SELECT s.queue, count(*)::int AS routed
+         FROM jsonb_to_recordset($2::jsonb) AS m(topic text, properties jsonb)
+         JOIN matoolkit_bus.subscriptions s ON s.topic = m.topic AND m.properties @> s.filter
+         GROUP BY s.queue
+       ), left_over AS (
+         SELECT name AS queue,
+                count(*) FILTER (WHERE state = 'failed')::int AS failed,
+                count(*) FILTER (WHERE state IN ('created', 'retry', 'active'))::int AS open
+         FROM pgboss.job
+         WHERE data->>'id' LIKE $1
+         GROUP BY name
+       )
+       SELECT r.queue, r.routed, coalesce(l.failed, 0) AS failed, coalesce(l.open, 0) AS open
+       FROM routed r LEFT JOIN left_over l ON l.queue = r.queue
+       ORDER BY r.queue`,
+      [
+        `${malformedIdPrefix}%`,
+        JSON.stringify(accepted.map(({ topic, properties }) => ({ topic, properties }))),
+      ],
     );
-    const archive = archived.rows[0]?.exists
-      ? "UNION ALL SELECT name, state::text, retry_count, data FROM pgboss.archive"
-      : "";
-    const result = await client.query<{
-      queue: string;
-      completed: number;
-      failed: number;
-      open: number;
-    }>(
-      `SELECT name AS queue,
-              count(*) FILTER (WHERE state = 'completed')::int AS completed,
-              count(*) FILTER (WHERE state = 'failed')::int AS failed,
-              count(*) FILTER (WHERE state IN ('created', 'retry', 'active'))::int AS open
-       FROM (SELECT name, state::text, retry_count, data FROM pgboss.job ${archive}) AS jobs
-       -- A dead-letter queue's copies wait there for a person: counted as failed at their source.
-       WHERE data->>'id' LIKE $1 AND name NOT LIKE '%.dlq'
-       GROUP BY name ORDER BY name`,
-      [`${malformedIdPrefix}%`],
-    );
-    return result.rows;
+    return result.rows.map((row) => ({ ...row, handled: row.routed - row.failed - row.open }));
   } finally {
     await client.end();
   }

@@ -15,7 +15,7 @@ export interface QueueConsumerOptions {
   /** The queue's lock (pg-boss `expireInSeconds`); renewed while a handler runs. */
   readonly lockSeconds: number;
   readonly logger: Logger;
-  /** Resolves: the job is completed. Throws: the job fails with `failureOutput(error)`. */
+  /** Resolves: the job is done (its row deleted). Throws: the job fails with `failureOutput(error)`. */
   readonly handle: (job: BossJob) => Promise<void>;
   readonly failureOutput: (error: unknown, job: BossJob) => object;
   /** A failure retrying cannot fix (a malformed message): dead-letter it now, not after 10 tries. */
@@ -29,16 +29,27 @@ export interface QueueConsumer {
   stop(): Promise<void>;
 }
 
-/** Completions recorded in one `boss.complete` at most. */
+/** Completions recorded in one statement at most. */
 const maxCompletionGroup = 500;
 
 /**
- * Our own fetch loop over pg-boss primitives (fetch / complete / fail) rather than `work()`:
+ * Our own fetch loop over pg-boss primitives (fetch / fail, and a delete of done jobs) rather
+ * than `work()`:
  * - work() completes or fails a job after the handler WITHOUT awaiting it, so a failed job with
  *   no retry delay can be refetched while the old completion is still in flight; we await both:
  *   a handler's slot is freed only once its outcome is recorded;
- * - successes are group-committed: those finishing while a `boss.complete` is in flight are
- *   completed together by the next one (one statement for many jobs); failures stay one by one;
+ * - successes are group-committed: those finishing while a completion is in flight are recorded
+ *   together by the next one (one statement for many jobs); failures stay one by one;
+ * - a job that succeeded is DELETED, not marked `completed` as `boss.complete` does (issue 29):
+ *   that UPDATE rewrote the whole row with its message (a non-HOT update: `state` is in the
+ *   partial indexes of pg-boss's job table, so every index got a new entry too), and pg-boss
+ *   maintenance later copied the row into `pgboss.archive` (after `archiveCompletedAfterSeconds`,
+ *   12 h by default) and deleted it again. Measured on bench:orchestrator, the job lifecycle
+ *   was half the WAL of a step (two queues per step). Nothing reads completed jobs: the bus
+ *   dedupes on its own keys (publish-message.ts) and the timers look only at jobs not yet
+ *   completed (pg-boss-timers.ts). Same guard as pg-boss's `completeJobs`
+ *   (node_modules/pg-boss/src/plans.js): only a job still `active`, so a job whose lock expired
+ *   and that maintenance put back for a retry is left to its next delivery, as before;
  * - a failure is stored as our sanitized output, never the raw error with its stack;
  * - we renew the lock (started_on) while a handler runs, Service Bus style, so a short lock
  *   recovers a crashed consumer quickly without expiring a long, healthy handler;
@@ -51,10 +62,12 @@ export function startQueueConsumer(options: QueueConsumerOptions): QueueConsumer
   const renewLockSql = `UPDATE ${bossSchema}.job SET started_on = now() WHERE name = $1 AND id = $2 AND state = 'active'`;
   // pg-boss dead-letters a failing job once retry_count reaches retry_limit: spend them all now.
   const exhaustRetriesSql = `UPDATE ${bossSchema}.job SET retry_count = retry_limit WHERE name = $1 AND id = $2 AND state = 'active'`;
+  // `name = $1` first: pgboss.job is partitioned by queue name, so only this queue's partition is read.
+  const deleteDoneSql = `DELETE FROM ${bossSchema}.job WHERE name = $1 AND id = ANY($2::uuid[]) AND state = 'active'`;
   const completions = createGroupCommit<string, void>({
     maxBatch: maxCompletionGroup,
     flush: async (ids) => {
-      await boss.complete(queue, [...ids]);
+      await boss.getDb().executeSql(deleteDoneSql, [queue, [...ids]]);
       return ids.map(() => undefined);
     },
   });
