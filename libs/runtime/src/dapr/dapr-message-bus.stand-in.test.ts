@@ -61,27 +61,32 @@ async function openBus(appId: string, sidecarLog: string[] = [], bulkPublish?: b
   return { bus: runtime.bus!, runtime, sidecar };
 }
 
+/** A bus subscribed to orchestrator-events, started, and three messages sent in one publishMany. */
+async function publishThreeThrough(appId: string, bulkPublish?: boolean) {
+  broker = createStandInBroker({ redeliveryDelayMs: 20 });
+  const sidecarLog: string[] = [];
+  const { bus, runtime, sidecar } = await openBus(appId, sidecarLog, bulkPublish);
+  const deliveries: Delivery[] = [];
+  await bus.subscribe({ topic: topics.orchestratorEvents, name: "orchestrator" }, async (delivery) => {
+    deliveries.push(delivery);
+  });
+  await runtime.start();
+  await sidecar.ready();
+  const ids = [randomUUID(), randomUUID(), randomUUID()];
+  await bus.publishMany(
+    ids.map((id, n) => ({
+      id,
+      topic: topics.orchestratorEvents,
+      properties: { MessageType: "phase-due" },
+      body: { n },
+    })),
+  );
+  return { sidecarLog, deliveries, ids };
+}
+
 describe("Dapr bus publishMany (bulk publish)", () => {
   it("sends a call's immediate messages in one bulk request, with our ids and types as CloudEvent attributes", async () => {
-    broker = createStandInBroker({ redeliveryDelayMs: 20 });
-    const sidecarLog: string[] = [];
-    const { bus, runtime, sidecar } = await openBus("bulk-app", sidecarLog);
-    const deliveries: Delivery[] = [];
-    await bus.subscribe({ topic: topics.orchestratorEvents, name: "orchestrator" }, async (delivery) => {
-      deliveries.push(delivery);
-    });
-    await runtime.start();
-    await sidecar.ready();
-
-    const ids = [randomUUID(), randomUUID(), randomUUID()];
-    await bus.publishMany(
-      ids.map((id, n) => ({
-        id,
-        topic: topics.orchestratorEvents,
-        properties: { MessageType: "phase-due" },
-        body: { n },
-      })),
-    );
+    const { sidecarLog, deliveries, ids } = await publishThreeThrough("bulk-app");
 
     expect(sidecarLog.filter((line) => line.startsWith("bulk published"))).toEqual([
       `bulk published 3 of 3 CloudEvents to matoolkit-pubsub/${topics.orchestratorEvents}`,
@@ -135,25 +140,7 @@ describe("Dapr bus publishMany (bulk publish)", () => {
  */
 describe("Dapr bus publishMany without the bulk API", () => {
   it("publishes each message through /v1.0/publish, never the alpha bulk API", async () => {
-    broker = createStandInBroker({ redeliveryDelayMs: 20 });
-    const sidecarLog: string[] = [];
-    const { bus, runtime, sidecar } = await openBus("single-app", sidecarLog, false);
-    const deliveries: Delivery[] = [];
-    await bus.subscribe({ topic: topics.orchestratorEvents, name: "orchestrator" }, async (delivery) => {
-      deliveries.push(delivery);
-    });
-    await runtime.start();
-    await sidecar.ready();
-
-    const ids = [randomUUID(), randomUUID(), randomUUID()];
-    await bus.publishMany(
-      ids.map((id, n) => ({
-        id,
-        topic: topics.orchestratorEvents,
-        properties: { MessageType: "phase-due" },
-        body: { n },
-      })),
-    );
+    const { sidecarLog, deliveries, ids } = await publishThreeThrough("single-app", false);
 
     expect(sidecarLog.filter((line) => line.startsWith("bulk"))).toEqual([]);
     expect(sidecarLog.filter((line) => line.startsWith("published CloudEvent")).sort()).toEqual(
