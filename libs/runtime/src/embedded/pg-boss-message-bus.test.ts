@@ -109,6 +109,79 @@ describe("embedded bus: batching", () => {
     await waitUntil(() => expect(deliveries.map((delivery) => delivery.id).sort()).toEqual([...good].sort()));
   });
 
+  it("fails only the publish whose body PostgreSQL cannot store, not the publishes grouped with it", async () => {
+    const bus = await open();
+    const deliveries: Delivery[] = [];
+    await bus.subscribe({ topic: topics.workerResults, name: unique("nul") }, async (delivery) => {
+      deliveries.push(delivery);
+    });
+
+    // jsonb has no \u0000: a function result quoting a NUL byte is refused by the server itself.
+    const ids = Array.from({ length: 6 }, () => randomUUID());
+    const outcomes = await Promise.allSettled(
+      ids.map((id, i) =>
+        bus.publish({
+          id,
+          topic: topics.workerResults,
+          properties: {},
+          body: { text: i === 3 ? "a\u0000b" : "ok" },
+        }),
+      ),
+    );
+
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(
+      ids.map((_, i) => (i === 3 ? "rejected" : "fulfilled")),
+    );
+    const good = ids.filter((_, i) => i !== 3);
+    await waitUntil(() => expect(deliveries.map((delivery) => delivery.id).sort()).toEqual([...good].sort()));
+  });
+
+  it("writes each job row as pg-boss's own insert writes it into the same queue", async () => {
+    const bus = await open();
+    const [first, second] = [unique("rows-a"), unique("rows-b")];
+    await bus.declareSubscription({ topic: topics.workerResults, name: first });
+    await bus.declareSubscription({ topic: topics.workerResults, name: second });
+    const deliverAt = new Date(Date.now() + 3_600_000);
+    await bus.publishMany([
+      { id: "now", topic: topics.workerResults, properties: { A: "1" }, body: { n: 1 } },
+      { id: "later", topic: topics.workerResults, properties: {}, body: null, deliverAt },
+    ]);
+    const reference = opened[0]!.boss;
+    const queue = `${topics.workerResults}.${first}`;
+    await reference.insert([{ name: queue, data: { reference: true } }]);
+
+    const rows = (
+      await sql<Record<string, unknown>>`
+        SELECT id, name, data, priority, state, retry_limit, retry_delay, retry_backoff, expire_in,
+               keep_until - start_after AS keep_for, dead_letter, policy, singleton_key, singleton_on,
+               start_after > now() + interval '50 minutes' AS delayed
+        FROM pgboss.job WHERE name IN (${queue}, ${`${topics.workerResults}.${second}`})
+        ORDER BY created_on, id`.execute(database.db)
+    ).rows;
+    const ours = rows.filter((row) => (row.data as { reference?: boolean }).reference !== true);
+    const theirs = rows.find((row) => (row.data as { reference?: boolean }).reference === true)!;
+    expect(ours).toHaveLength(4);
+    const settings = ({
+      id: _id,
+      name: _name,
+      data: _data,
+      delayed: _delayed,
+      ...rest
+    }: Record<string, unknown>) => rest;
+    for (const row of ours.filter((row) => row.name === queue))
+      expect(settings(row)).toEqual(settings(theirs));
+    // One job per subscription; a message's jobs share its id (pg-boss's key is name and id).
+    const byMessage = (id: string) => ours.filter((row) => (row.data as { id: string }).id === id);
+    expect(new Set(byMessage("now").map((row) => row.id)).size).toBe(1);
+    expect(byMessage("later").every((row) => row.delayed === true)).toBe(true);
+    expect(byMessage("now")[0]!.data).toEqual({
+      id: "now",
+      topic: topics.workerResults,
+      properties: { A: "1" },
+      body: { n: 1 },
+    });
+  });
+
   it("delivers the messages of one publishMany in call order to a one-at-a-time subscription", async () => {
     const bus = await open();
     const deliveries: Delivery[] = [];

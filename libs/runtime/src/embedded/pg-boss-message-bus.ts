@@ -13,7 +13,7 @@ import type {
 } from "../ports/index.ts";
 import { busTuningSchema } from "./bus-tuning.ts";
 import type { BusTuning } from "./bus-tuning.ts";
-import { createGroupCommit } from "./group-commit.ts";
+import { createBatchedStatement } from "./batched-statement.ts";
 import { outgoingMessageSchema } from "./message-envelope.ts";
 import type { CheckedMessage } from "./message-envelope.ts";
 import { deleteExpiredDedupeKeys, busNotifyChannel, publishMessages } from "./publish-message.ts";
@@ -52,7 +52,7 @@ const maxPublishGroup = 500;
  * - dead letters stay about 28 days (pg-boss retention); a message nobody consumes for 14 days
  *   is archived by pg-boss, not dead-lettered (Service Bus would dead-letter it on expiry).
  *
- * Publishing is batched: `publishMany` is one transaction of four statements whatever its size,
+ * Publishing is batched: `publishMany` is one statement whatever its size,
  * and concurrent `publish` calls are group-committed the same way (calls arriving while a flush
  * is in flight go together in the next one; a lone call is flushed at once).
  */
@@ -78,7 +78,7 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
   }, dedupeSweepEveryMs);
   sweep.unref();
 
-  const publishContext = { db, boss, dedupeWindowSeconds: tuning.dedupeWindowSeconds };
+  const publishContext = { db, dedupeWindowSeconds: tuning.dedupeWindowSeconds };
   const report = (message: CheckedMessage, outcome: PublishOutcome): void => {
     switch (outcome.status) {
       case "published":
@@ -99,16 +99,20 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
       }
     }
   };
-  const publishGroup = createGroupCommit<CheckedMessage, PublishOutcome>({
+  // Concurrent `publish` calls share one statement; a message the server refuses (a body jsonb
+  // cannot hold) fails its own caller only (batched-statement.ts).
+  const publishOne = createBatchedStatement<CheckedMessage, PublishOutcome>({
     maxBatch: maxPublishGroup,
-    flush: (messages) => publishMessages(publishContext, messages),
+    keyOf: (message) => JSON.stringify([message.topic, message.id]),
+    many: (messages) => publishMessages(publishContext, messages),
+    one: async (message) => (await publishMessages(publishContext, [message]))[0]!,
   });
 
   return {
     async publish(message: OutgoingMessage) {
       // Checked before joining a group: a malformed message fails its own caller, not the group.
       const checked = outgoingMessageSchema.parse(message);
-      report(checked, await publishGroup.submit(checked));
+      report(checked, await publishOne(checked));
     },
 
     async publishMany(messages: readonly OutgoingMessage[]) {

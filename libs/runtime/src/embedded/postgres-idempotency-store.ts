@@ -2,6 +2,17 @@ import { sql } from "kysely";
 import { z } from "zod";
 import { UNKNOWN_OWNER, type ClaimOutcome, type IdempotencyStore } from "../ports/index.ts";
 import type { AnyKysely } from "../any-kysely.ts";
+import { createBatchedStatement } from "./batched-statement.ts";
+import {
+  claimKeys,
+  completeKeys,
+  type ClaimAnswer,
+  type ClaimRequest,
+  type CompletionRecord,
+} from "./idempotency-key-statements.ts";
+
+/** Keys claimed or completed in one statement at most. */
+const maxKeysPerStatement = 200;
 
 const keySchema = z.string().min(1).max(500);
 const secondsSchema = z.number().positive();
@@ -22,15 +33,6 @@ const rowSchema = z.discriminatedUnion("state", [
   z.object({ state: z.literal("completed"), value: z.unknown() }),
 ]);
 
-/** The claim statement's answer: whether we won, and what the row held before. */
-const claimRowSchema = z.object({
-  won: z.boolean(),
-  previousState: z.string().nullable(),
-  previousOwner: z.string().nullable(),
-  previousClaimedAt: z.date().nullable(),
-  previousRemembered: z.boolean().nullable(),
-});
-
 /**
  * IdempotencyStore on the `idempotency_keys` table (libs/db migrations 0001, 0005):
  * key PK, state 'in_progress' | 'completed', value jsonb, claimed_at, expires_at, and for an
@@ -39,36 +41,29 @@ const claimRowSchema = z.object({
  * Times are the database's clock, so owners on several hosts agree on when a lease ran out.
  */
 export function createPostgresIdempotencyStore(db: AnyKysely): IdempotencyStore {
+  // A worker's concurrent jobs share these two statements (one per group, not one per job).
+  const claimOne = createBatchedStatement<ClaimRequest, ClaimAnswer>({
+    maxBatch: maxKeysPerStatement,
+    keyOf: (request) => request.key,
+    many: (requests) => claimKeys(db, requests),
+    one: async (request) => (await claimKeys(db, [request]))[0] as ClaimAnswer,
+  });
+  const completeOne = createBatchedStatement<CompletionRecord, void>({
+    maxBatch: maxKeysPerStatement,
+    keyOf: (record) => record.key,
+    many: async (records) => {
+      await completeKeys(db, records);
+      return records.map(() => undefined);
+    },
+    one: (record) => completeKeys(db, [record]),
+  });
   return {
     async claim(key, options): Promise<ClaimOutcome> {
       keySchema.parse(key);
       const { ttlSeconds, leaseSeconds, owner } = claimOptionsSchema.parse(options);
       // More than one round: the row we conflicted with may expire, be released or lose its lease in between.
       for (let round = 0; round < 3; round++) {
-        // One statement decides the winner: `previous` locks the key's row (concurrent claimers
-        // queue on it and then see the winner's row), and only a forgotten row or an unfinished
-        // claim past its lease is overwritten. camelCase aliases: the service's Kysely may run
-        // CamelCasePlugin over result rows.
-        const result = await sql<z.input<typeof claimRowSchema>>`
-          WITH previous AS (
-            SELECT state, owner, claimed_at, expires_at > now() AS remembered
-            FROM idempotency_keys WHERE key = ${key} FOR UPDATE
-          ), taken AS (
-            INSERT INTO idempotency_keys AS k (key, state, value, claimed_at, expires_at, owner, lease_expires_at)
-            VALUES (${key}, 'in_progress', NULL, now(), now() + make_interval(secs => ${ttlSeconds}),
-                    ${owner}, now() + make_interval(secs => ${leaseSeconds}))
-            ON CONFLICT (key) DO UPDATE
-              SET state = 'in_progress', value = NULL, claimed_at = now(), expires_at = EXCLUDED.expires_at,
-                  owner = EXCLUDED.owner, lease_expires_at = EXCLUDED.lease_expires_at
-              WHERE k.expires_at <= now()
-                 OR (k.state = 'in_progress' AND (k.lease_expires_at IS NULL OR k.lease_expires_at <= now()))
-            RETURNING key
-          )
-          SELECT EXISTS (SELECT 1 FROM taken) AS won,
-                 p.state AS "previousState", p.owner AS "previousOwner",
-                 p.claimed_at AS "previousClaimedAt", p.remembered AS "previousRemembered"
-          FROM (SELECT 1) AS one LEFT JOIN previous p ON true`.execute(db);
-        const claimed = claimRowSchema.parse(result.rows[0]);
+        const claimed = await claimOne({ key, owner, ttlSeconds, leaseSeconds });
         if (claimed.won) {
           // Taking over a remembered, unfinished claim means its owner died mid-work.
           const lostFromOwner =
@@ -116,14 +111,7 @@ export function createPostgresIdempotencyStore(db: AnyKysely): IdempotencyStore 
     async complete(key, value, ttlSeconds) {
       keySchema.parse(key);
       secondsSchema.parse(ttlSeconds);
-      // An upsert: the claim may have expired (and even been taken over) while the work ran;
-      // the finished outcome is what later deliveries must see.
-      await sql`
-        INSERT INTO idempotency_keys AS k (key, state, value, claimed_at, expires_at)
-        VALUES (${key}, 'completed', ${JSON.stringify(value ?? null)}::jsonb, now(), now() + make_interval(secs => ${ttlSeconds}))
-        ON CONFLICT (key) DO UPDATE
-          SET state = 'completed', value = EXCLUDED.value, expires_at = EXCLUDED.expires_at,
-              owner = NULL, lease_expires_at = NULL`.execute(db);
+      await completeOne({ key, value, ttlSeconds });
     },
 
     async release(key) {

@@ -1,9 +1,7 @@
 import { sql } from "kysely";
-import type PgBoss from "pg-boss";
-import { busSchema } from "./bus-tables.ts";
-import { kyselyBossDb } from "./kysely-boss-db.ts";
+import { bossSchema, busSchema } from "./bus-tables.ts";
 import { orderedJobId } from "./ordered-job-id.ts";
-import type { CheckedMessage, MessageEnvelope } from "./message-envelope.ts";
+import type { CheckedMessage } from "./message-envelope.ts";
 import type { AnyKysely } from "../any-kysely.ts";
 
 /** NOTIFY channel: the payload is the queue that just received a job, so its consumers fetch now. */
@@ -16,17 +14,16 @@ export type PublishOutcome =
 
 export interface PublishContext {
   readonly db: AnyKysely;
-  readonly boss: PgBoss;
   readonly dedupeWindowSeconds: number;
 }
 
 /**
- * Publishes many messages in ONE transaction of four set-based statements, whatever their
- * number: claim the (topic, id) dedupe keys, find the subscriptions whose filter each message's
- * properties match, insert one pg-boss job per (message, subscription), NOTIFY the consumers of
- * every queue that got an immediate message. Either the whole call happens and its keys are
- * recorded, or nothing does, so a retried call after a crash is never half-deduplicated.
- * Returns one outcome per message, in order.
+ * Publishes many messages in ONE statement, whatever their number (issue 29: a round trip is
+ * what a publish costs): claim the (topic, id) dedupe keys, find the subscriptions whose filter
+ * each claimed message's properties match, insert one pg-boss job per (message, subscription),
+ * NOTIFY the consumers of every queue that got an immediate message. One statement is one
+ * transaction: either the whole call happens and its keys are recorded, or nothing does, so a
+ * retried call after a crash is never half-deduplicated. Returns one outcome per message, in order.
  *
  * Why a key table rather than pg-boss job ids derived from the message id: a job id only
  * dedupes while the job sits in its queue (until archived, hours later, and differently per
@@ -35,6 +32,11 @@ export interface PublishContext {
  *
  * Filters are applied here, at publish time, as in Service Bus: `properties @> filter` is an
  * equality match on every filter key. A subscription created after the publish does not get it.
+ *
+ * The job rows are written as pg-boss's own `insert` writes them (node_modules/pg-boss/src/
+ * plans.js `insertJobs`, v10): the queue's retry, expiry, retention, dead-letter and policy, with
+ * pg-boss's defaults where the queue has none (our queues set them all: register-subscription.ts).
+ * A message's jobs in several queues share one id: pg-boss's key is (name, id).
  */
 export async function publishMessages(
   context: PublishContext,
@@ -49,66 +51,78 @@ export async function publishMessages(
     if (!firstIndex.has(key)) firstIndex.set(key, index);
   });
   if (firstIndex.size === 0) return outcomes;
-  // Keys in one fixed order: two transactions claiming overlapping keys then wait for each
-  // other instead of deadlocking.
-  const keys = [...firstIndex.keys()].sort();
-  const candidates = keys.map((key) => messages[firstIndex.get(key)!]!);
+  // Keys claimed in one fixed order: two statements claiming overlapping keys then wait for each
+  // other instead of deadlocking. Job ids follow the messages' order in the call, so a queue
+  // hands them out in publish order (ordered-job-id.ts).
+  const candidates = [...firstIndex.values()].sort((a, b) => a - b);
+  const jobIds = new Map(candidates.map((index) => [index, orderedJobId()]));
+  const claimOrder = [...firstIndex.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const input = claimOrder.map(([, index], claimRank) => {
+    const { topic, id, properties, body, deliverAt } = messages[index]!;
+    return {
+      pos: index,
+      claim_rank: claimRank,
+      topic,
+      message_id: id,
+      job_id: jobIds.get(index)!,
+      properties,
+      body: body ?? null,
+      start_after: deliverAt?.toISOString() ?? null,
+    };
+  });
 
-  return context.db.transaction().execute(async (trx) => {
-    const claimedRows = await sql<{ topic: string; message_id: string }>`
+  const routes = await sql<{ pos: number; queue: string | null }>`
+    WITH input AS (
+      SELECT * FROM jsonb_to_recordset(${JSON.stringify(input)}::jsonb) AS m(
+        pos int, claim_rank int, topic text, message_id text, job_id uuid, properties jsonb,
+        body jsonb, start_after timestamptz)
+    ), claimed AS (
       INSERT INTO ${sql.table(`${busSchema}.dedupe_keys`)} AS k (topic, message_id, expires_at)
       SELECT topic, message_id, now() + make_interval(secs => ${context.dedupeWindowSeconds})
-      FROM unnest(${candidates.map((m) => m.topic)}::text[], ${candidates.map((m) => m.id)}::text[])
-        WITH ORDINALITY AS c(topic, message_id, ord)
-      ORDER BY ord
+      FROM input ORDER BY claim_rank
       ON CONFLICT (topic, message_id) DO UPDATE SET expires_at = EXCLUDED.expires_at
         WHERE k.expires_at <= now()
-      RETURNING topic, message_id`.execute(trx);
-    const claimed = claimedRows.rows.map((row) => firstIndex.get(dedupeKey(row.topic, row.message_id))!);
-    if (claimed.length === 0) return outcomes;
-    claimed.sort((a, b) => a - b);
+      RETURNING topic, message_id
+    ), routed AS (
+      SELECT m.*, s.queue
+      FROM input m
+      JOIN claimed c ON c.topic = m.topic AND c.message_id = m.message_id
+      LEFT JOIN ${sql.table(`${busSchema}.subscriptions`)} AS s ON s.topic = m.topic AND m.properties @> s.filter
+    ), jobs AS (
+      INSERT INTO ${sql.table(`${bossSchema}.job`)} (id, name, data, priority, start_after, dead_letter,
+        expire_in, keep_until, retry_limit, retry_delay, retry_backoff, policy)
+      SELECT r.job_id, r.queue,
+             jsonb_build_object('id', r.message_id, 'topic', r.topic, 'properties', r.properties, 'body', r.body),
+             0, coalesce(r.start_after, now()), q.dead_letter,
+             coalesce(q.expire_seconds * interval '1 second', interval '15 minutes'),
+             coalesce(r.start_after, now()) + coalesce(q.retention_minutes * interval '1 minute', interval '14 days'),
+             coalesce(q.retry_limit, 2),
+             CASE WHEN coalesce(q.retry_backoff, false) THEN greatest(coalesce(q.retry_delay, 0), 1)
+                  ELSE coalesce(q.retry_delay, 0) END,
+             coalesce(q.retry_backoff, false), q.policy
+      FROM routed r JOIN ${sql.table(`${bossSchema}.queue`)} AS q ON q.name = r.queue
+      ORDER BY r.pos
+      RETURNING name, start_after <= now() AS due
+    ), woken AS (
+      -- pg_notify is volatile: PostgreSQL keeps the call although nothing reads its (void) value.
+      SELECT count(*) AS queues FROM (
+        SELECT pg_notify(${busNotifyChannel}, name) FROM (SELECT DISTINCT name FROM jobs WHERE due) AS due_queues
+      ) AS notified
+    )
+    SELECT r.pos, r.queue FROM routed r, woken
+    ORDER BY r.pos, r.queue`.execute(context.db);
 
-    // One query for every claimed message: its position in `claimed`, and each queue it goes to.
-    const routes = await sql<{ position: number; queue: string }>`
-      SELECT (m.ord - 1)::int AS position, s.queue
-      FROM jsonb_array_elements(${JSON.stringify(
-        claimed.map((index) => ({ topic: messages[index]!.topic, properties: messages[index]!.properties })),
-      )}::jsonb) WITH ORDINALITY AS m(message, ord)
-      JOIN ${sql.table(`${busSchema}.subscriptions`)} AS s
-        ON s.topic = m.message->>'topic' AND (m.message->'properties') @> s.filter
-      ORDER BY m.ord, s.name`.execute(trx);
-    const queuesOf = new Map<number, string[]>();
-    for (const row of routes.rows) {
-      const index = claimed[row.position]!;
-      queuesOf.set(index, [...(queuesOf.get(index) ?? []), row.queue]);
-    }
-
-    const jobs: Array<{ id: string; name: string; data: MessageEnvelope; startAfter?: string }> = [];
-    const wake = new Set<string>();
-    const now = Date.now();
-    for (const index of claimed) {
-      const { id, topic, properties, body, deliverAt } = messages[index]!;
-      const queues = queuesOf.get(index) ?? [];
-      if (queues.length === 0) {
-        outcomes[index] = { status: "no_subscription" };
-        continue;
-      }
-      const envelope: MessageEnvelope = { id, topic, properties, body };
-      for (const queue of queues) {
-        jobs.push({ id: orderedJobId(), name: queue, data: envelope, startAfter: deliverAt?.toISOString() });
-      }
-      // A delayed message is found by the consumers' poll once due; waking them now is pointless.
-      if (deliverAt === undefined || deliverAt.getTime() <= now) queues.forEach((queue) => wake.add(queue));
-      outcomes[index] = { status: "published", queues };
-    }
-    if (jobs.length > 0) await context.boss.insert(jobs, { db: kyselyBossDb(trx) });
-    if (wake.size > 0) {
-      await sql`SELECT pg_notify(${busNotifyChannel}, queue) FROM unnest(${[...wake]}::text[]) AS queue`.execute(
-        trx,
-      );
-    }
-    return outcomes;
-  });
+  const queuesOf = new Map<number, string[]>();
+  for (const { pos, queue } of routes.rows) {
+    const queues = queuesOf.get(pos) ?? [];
+    if (queue !== null) queues.push(queue);
+    queuesOf.set(pos, queues);
+  }
+  for (const [position, queues] of queuesOf) {
+    outcomes[position] =
+      queues.length === 0 ? { status: "no_subscription" } : { status: "published", queues };
+  }
+  return outcomes;
 }
 
 function dedupeKey(topic: string, id: string): string {

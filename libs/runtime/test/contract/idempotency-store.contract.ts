@@ -132,5 +132,36 @@ export function describeIdempotencyStoreContract(
       await sleep(1200);
       expect(await store.claim(jobKey, as("worker-b"))).toEqual({ status: "completed", value: { ok: true } });
     });
+    // A worker claims and completes its concurrent jobs together (the embedded store sends them in
+    // one statement): each key must still get exactly its own answer.
+    it("answers many concurrent claims of distinct keys, each key exactly once", async () => {
+      const keys = Array.from({ length: 40 }, () => key());
+      const outcomes = await Promise.all(
+        keys.flatMap((jobKey) => [store.claim(jobKey, as("worker-a")), store.claim(jobKey, as("worker-b"))]),
+      );
+      for (let i = 0; i < keys.length; i++) {
+        const pair = [outcomes[2 * i], outcomes[2 * i + 1]];
+        expect(pair.filter((outcome) => outcome?.status === "claimed")).toHaveLength(1);
+        expect(pair.filter((outcome) => outcome?.status === "in_progress")).toHaveLength(1);
+      }
+    });
+
+    it("reports every one of many concurrent takeovers of distinct keys as lost, with its previous owner", async () => {
+      const keys = Array.from({ length: 20 }, () => key());
+      await Promise.all(keys.map((jobKey, i) => store.claim(jobKey, as(`dead-${i}`, { lease: 1 }))));
+      await sleep(1200);
+      const outcomes = await Promise.all(keys.map((jobKey) => store.claim(jobKey, as("worker-b"))));
+      outcomes.forEach((outcome, i) =>
+        expect(outcome).toMatchObject({ status: "lost", previousOwner: `dead-${i}` }),
+      );
+    });
+
+    it("records many concurrent completions, each with its own value", async () => {
+      const keys = Array.from({ length: 40 }, () => key());
+      await Promise.all(keys.map((jobKey) => store.claim(jobKey, as("worker-a"))));
+      await Promise.all(keys.map((jobKey, i) => store.complete(jobKey, { n: i }, 60)));
+      const outcomes = await Promise.all(keys.map((jobKey) => store.claim(jobKey, as("worker-b"))));
+      outcomes.forEach((outcome, i) => expect(outcome).toEqual({ status: "completed", value: { n: i } }));
+    });
   });
 }
