@@ -125,14 +125,25 @@ describe("a paced worker", () => {
   it("hands the deliveries waiting for their turn back when it stops: none claimed, each runs once later", async () => {
     const clock = createManualClock(); // never advanced: only the first job gets a turn
     const runs: string[] = [];
+    // A process of its own, as in production: its bus stops with it, so nothing of it takes the
+    // jobs again after the stop.
+    const first = await createEmbeddedRuntime({ connectionString: testDb.url, db: testDb.db, logger });
     const paced = await startWorker(
-      { workerId: "paced-stop", concurrency: 4, pacing: { jobStartsPerSecond: 1 }, pacingClock: clock },
+      {
+        workerId: "paced-stop",
+        concurrency: 4,
+        pacing: { jobStartsPerSecond: 1 },
+        pacingClock: clock,
+        bus: first.bus,
+        idempotency: first.idempotency,
+      },
       [counting(runs)],
     );
     const ids = publishJobs("paced-stop", "Count-Run", "stop", 4);
     await waitFor(() => runs.length === 1 && paced.pacing().waitingToStart === 3, "one run, three waiting");
 
     await paced.stop();
+    await first.stop();
     expect(runs).toHaveLength(1);
     expect(logLines.filter((line) => line.includes("delivery handed back: worker is stopping"))).toHaveLength(
       3,
