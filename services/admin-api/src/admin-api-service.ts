@@ -11,6 +11,7 @@ import type { TokenVerifier } from "./auth/index.ts";
 import type { SignInConfig } from "@matoolkit/auth";
 import type { RequestLimits } from "./http/request-limits.ts";
 import type { TenantChangeSource } from "./routes/tenant-changes.routes.ts";
+import type { WorkerPacingSource } from "./routes/worker-pacing.routes.ts";
 
 export interface AdminApiOptions {
   readonly db: Db;
@@ -40,6 +41,8 @@ export interface AdminApiOptions {
   readonly tenantChecker?: TenantChecker;
   /** The worker's simulated tenant's write log, when it runs in this process (all-in-one). */
   readonly tenantChanges?: TenantChangeSource;
+  /** The pacing of the workers running in this process (all-in-one). */
+  readonly workerPacing?: WorkerPacingSource;
 }
 
 export interface RunningAdminApi {
@@ -63,6 +66,7 @@ export async function startAdminApiService(options: AdminApiOptions): Promise<Ru
     requestLimits: options.requestLimits,
     tenantChecker: options.tenantChecker,
     tenantChanges: options.tenantChanges,
+    workerPacing: options.workerPacing,
   });
   const server = await new Promise<Server>((resolveServer, reject) => {
     const listening = app.listen(options.port, options.host, () => resolveServer(listening));

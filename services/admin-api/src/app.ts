@@ -23,6 +23,7 @@ import { defaultRequestLimits, type RequestLimits } from "./http/request-limits.
 import { adminApiOperations } from "./openapi/admin-api-operations.ts";
 import { mountOperations } from "./openapi/mount-operations.ts";
 import type { TenantChangeSource } from "./routes/tenant-changes.routes.ts";
+import type { WorkerPacingSource } from "./routes/worker-pacing.routes.ts";
 
 const DEFAULT_DUPLICATE_BATCH_WINDOW_MINUTES = 10;
 
@@ -61,6 +62,8 @@ export function createAdminApi(options: {
   tenantChecker?: TenantChecker | undefined;
   /** The worker's simulated tenant's write log (all-in-one); default none (GET /api/tenant/changes 404). */
   tenantChanges?: TenantChangeSource | undefined;
+  /** The pacing of this process's workers (all-in-one); default none (GET /api/worker/pacing: no workers). */
+  workerPacing?: WorkerPacingSource | undefined;
 }): Express {
   const app = express();
   app.disable("x-powered-by");
@@ -94,6 +97,7 @@ export function createAdminApi(options: {
       requestLimits: options.requestLimits ?? defaultRequestLimits,
       tenantChecker: options.tenantChecker,
       tenantChanges: options.tenantChanges,
+      workerPacing: options.workerPacing,
     },
   });
   // Every route is an operation of the registry, so the OpenAPI document describes all of them

@@ -15,6 +15,7 @@ import { adminApiConfigFromEnv } from "./admin-api-config.ts";
 import { startAdminApiService } from "./admin-api-service.ts";
 import { authConfigFromEnv, createVerifierForConfig, signInConfigOf } from "./auth/index.ts";
 import type { TenantChangeSource } from "./routes/tenant-changes.routes.ts";
+import type { WorkerPacingSource } from "./routes/worker-pacing.routes.ts";
 
 export interface StartedAdminApi extends StartedService {
   /** Where the API listens (http://host:port, without /api). */
@@ -34,6 +35,8 @@ export function adminApiPart(
     readonly tenantChecker?: TenantChecker;
     /** The worker's simulated tenant's write log, when the worker runs in this process. */
     readonly tenantChanges?: TenantChangeSource;
+    /** The pacing of the workers of this process (GET /api/worker/pacing). */
+    readonly workerPacing?: WorkerPacingSource;
   },
 ): ServicePart<Platform, StartedAdminApi> {
   const authConfig = authConfigFromEnv(env);
@@ -68,6 +71,7 @@ export function adminApiPart(
         busReady: platform.ready,
         ...(deps.tenantChecker === undefined ? {} : { tenantChecker: deps.tenantChecker }),
         ...(deps.tenantChanges === undefined ? {} : { tenantChanges: deps.tenantChanges }),
+        ...(deps.workerPacing === undefined ? {} : { workerPacing: deps.workerPacing }),
       });
       return {
         url: api.url,

@@ -11,6 +11,7 @@ import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { startAdminApiService, type RunningAdminApi } from "../src/admin-api-service.ts";
 import { createVerifierForConfig, issueLocalToken } from "../src/auth/index.ts";
 import type { TenantChangeSource } from "../src/routes/tenant-changes.routes.ts";
+import type { WorkerPacingSource } from "../src/routes/worker-pacing.routes.ts";
 import type { RequestLimits } from "../src/http/request-limits.ts";
 
 /**
@@ -71,6 +72,8 @@ export interface ApiHarnessOptions {
   readonly tenantChecker?: TenantChecker;
   /** GET /api/tenant/changes' source (a simulated tenant's write log); default none. */
   readonly tenantChanges?: TenantChangeSource;
+  /** GET /api/worker/pacing's source (the workers of the process); default none. */
+  readonly workerPacing?: WorkerPacingSource;
 }
 
 /**
@@ -112,6 +115,7 @@ export async function startApiHarness(options: ApiHarnessOptions = {}): Promise<
     ...(options.requestLimits === undefined ? {} : { requestLimits: options.requestLimits }),
     ...(options.tenantChecker === undefined ? {} : { tenantChecker: options.tenantChecker }),
     ...(options.tenantChanges === undefined ? {} : { tenantChanges: options.tenantChanges }),
+    ...(options.workerPacing === undefined ? {} : { workerPacing: options.workerPacing }),
   });
   const token = (role: "Admin" | "Operator" | "Reader") =>
     issueLocalToken({

@@ -70,11 +70,12 @@ export async function startAll(given: Record<string, string | undefined>): Promi
     // No idle exit here: the other services of this process are not idle when the worker is.
     capturingChangeLog(worker, (log) => (changeLog = log)),
     schedulerPart(env, { dataSources }),
-    // The API runs the tenant check with the worker of this process (ARCHITECTURE.md), and reads
-    // its simulated tenant's change log.
+    // The API runs the tenant check with the worker of this process (ARCHITECTURE.md), reads
+    // its simulated tenant's change log, and shows its pacing (GET /api/worker/pacing).
     adminApiPart(env, {
       dataSources,
       tenantChecker: worker.checkTenant,
+      workerPacing: worker.pacing,
       ...(tenantConfigFromEnv(env).mode === "simulated" ? { tenantChanges } : {}),
     }),
   ] as const;

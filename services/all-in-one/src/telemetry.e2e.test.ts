@@ -42,6 +42,9 @@ describe("telemetry across the whole system (embedded runtime)", { timeout: 120_
       PORT: "0",
       LOG_LEVEL: "silent",
       MATOOLKIT_DUPLICATE_BATCH_WINDOW_MINUTES: "0",
+      // Paced (issue 30): far above what three members need, so the figures below are exact.
+      MATOOLKIT_RATE_LIMIT: "50",
+      MATOOLKIT_GRAPH_MAX_IN_FLIGHT: "8",
     });
     admin = await issueLocalToken({
       dataDir,
@@ -216,5 +219,30 @@ describe("telemetry across the whole system (embedded runtime)", { timeout: 120_
         status: "202",
       }),
     ).toBe(2);
+
+    // The worker's pacing (issue 30): every job was let start once, at a rate under its cap.
+    const worker = { worker_id: "worker-01" };
+    expect(sampleValue(samples, "matoolkit_worker_job_starts_total", worker)).toBe(jobs);
+    expect(sampleValue(samples, "matoolkit_worker_job_start_rate_cap", worker)).toBe(50);
+    expect(sampleValue(samples, "matoolkit_worker_jobs_waiting_to_start", worker)).toBe(0);
+    expect(
+      sampleValue(samples, "matoolkit_worker_api_in_flight_limit_cap", { ...worker, api: "graph" }),
+    ).toBe(8);
   }
+
+  it("shows the worker's pacing to the dashboard (GET /api/worker/pacing)", async () => {
+    const pacing = await api("GET", "/worker/pacing");
+    expect(pacing.status).toBe(200);
+    expect(pacing.body.workers).toMatchObject([
+      {
+        workerId: "worker-01",
+        waitingToStart: 0,
+        startRate: { current: 50, cap: 50 },
+        apis: [
+          { api: "graph", inFlight: 0, limit: { current: 8, cap: 8 }, throttledCalls: 0 },
+          { api: "exchange", inFlight: 0, limit: null, throttledCalls: 0 },
+        ],
+      },
+    ]);
+  });
 });

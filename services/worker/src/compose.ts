@@ -2,7 +2,8 @@ import { NonRetriableError, reasonCodes, type TenantChecker } from "@matoolkit/d
 import type { RuntimePlatform, ServicePart, StartedService } from "@matoolkit/platform";
 import type { TenantChangeLog } from "./tenant/simulated-tenant-changes.ts";
 import { tenantConfigFromEnv } from "./tenant/tenant-config.ts";
-import { workerConfigFromEnv } from "./worker-config.ts";
+import type { WorkerPacingReading } from "./pacing/worker-pacing.ts";
+import { pacingSettingsOf, workerConfigFromEnv } from "./worker-config.ts";
 import { buildWorkerRuntime } from "./worker-runtime.ts";
 import { startWorkerService } from "./worker-service.ts";
 
@@ -15,12 +16,19 @@ export interface StartedWorker extends StartedService {
   readonly tenantChangeLog: TenantChangeLog | undefined;
 }
 
+/** A worker pool's pacing now, for a service of the same process (GET /api/worker/pacing). */
+export interface WorkerPacingReport extends WorkerPacingReading {
+  readonly workerId: string;
+}
+
 export interface WorkerPart extends ServicePart<RuntimePlatform, StartedWorker> {
   /**
    * The started worker's pre-flight check, for a service of the same process (all-in-one gives
    * it to the admin API); before the worker started, it fails saying so.
    */
   readonly checkTenant: TenantChecker;
+  /** The started worker's pacing; none before it started or after it stopped. */
+  readonly pacing: () => readonly WorkerPacingReport[];
 }
 
 /**
@@ -39,6 +47,7 @@ export function workerPart(
   workerConfigFromEnv(env);
   tenantConfigFromEnv(env);
   let started: TenantChecker | undefined;
+  let pacing: (() => WorkerPacingReport) | undefined;
   return {
     name: "worker",
     checkTenant: (request, signal) => {
@@ -50,6 +59,7 @@ export function workerPart(
       }
       return started(request, signal);
     },
+    pacing: () => (pacing === undefined ? [] : [pacing()]),
     needs: { sql: false, outboxRelay: false, workerJobDeadLetters: false },
     async start(platform): Promise<StartedWorker> {
       // Custom functions and the tenant (an in-process simulated one with MATOOLKIT_TENANT=simulated).
@@ -67,6 +77,7 @@ export function workerPart(
           leaseSeconds: config.leaseSeconds,
           registry: runtime.registry,
           tenant: runtime.tenant,
+          pacing: pacingSettingsOf(config),
           ...(onIdle === undefined
             ? {}
             : {
@@ -75,12 +86,14 @@ export function workerPart(
               }),
         });
         started = runtime.checkTenant;
+        pacing = () => ({ workerId: config.workerId, ...worker.pacing() });
         return {
           tenantDescription: runtime.tenantDescription,
           checkTenant: runtime.checkTenant,
           tenantChangeLog: runtime.tenantChangeLog,
           stop: async () => {
             started = undefined;
+            pacing = undefined;
             await worker.stop();
             await runtime.close();
           },

@@ -31,6 +31,8 @@ export interface JobDeliveryDeps {
   readonly lease: LeaseSettings;
   /** Aborted when the worker stops: a delivery waiting on another worker's lease goes back to the bus. */
   readonly stopping?: AbortSignal;
+  /** Job start pacing (pacing/worker-pacing.ts): each delivery waits its turn before its claim. */
+  readonly pacing?: { awaitStart(signal: AbortSignal): Promise<void> };
 }
 
 /**
@@ -61,6 +63,7 @@ export async function handleJobDelivery(delivery: Delivery, deps: JobDeliveryDep
     return;
   }
 
+  if (deps.pacing !== undefined) await waitForTurn(deps.pacing, deps.stopping);
   const key = `worker-job:${job.JobId}`;
   const options = { ttlSeconds: JOB_MEMORY_SECONDS, ...deps.lease };
   let claim = await deps.idempotency.claim(key, options);
@@ -234,6 +237,23 @@ async function waitUntil(
     await abortableDelay(Math.max(0, ms), stopping ?? new AbortController().signal);
   } catch {
     // Nothing is claimed by this delivery: the bus gives the job to the next start of the worker.
+    throw new DeliveryDeferredError("worker is stopping");
+  }
+}
+
+/**
+ * Issue 30: the delivery waits for its turn to start BEFORE claiming the job. Its message stays
+ * locked meanwhile (the bus renews the lock while the handler runs; nothing is acknowledged
+ * before the job has run), the wait is bounded (MAX_START_WAIT_SECONDS), and a stop refuses it
+ * with nothing claimed, so the job goes back to the bus whole: never lost, never run twice.
+ */
+async function waitForTurn(
+  pacing: NonNullable<JobDeliveryDeps["pacing"]>,
+  stopping: AbortSignal | undefined,
+): Promise<void> {
+  try {
+    await pacing.awaitStart(stopping ?? new AbortController().signal);
+  } catch {
     throw new DeliveryDeferredError("worker is stopping");
   }
 }

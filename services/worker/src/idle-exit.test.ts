@@ -161,9 +161,13 @@ describe("startWorkerService with idleExitMs (real timers, in-memory bus)", () =
 
   it("exits idle only after the job that outlasted the timeout, and passes the tenant clients to functions", async () => {
     const ports = fakePorts();
+    const reached: string[] = [];
     const tenant: TenantClients = {
-      graph: { serviceRoot: "https://graph.microsoft.com", request: async () => ({}) as never },
-      exchange: { invoke: async () => ({ value: [], warnings: [] }) },
+      graph: {
+        serviceRoot: "https://graph.microsoft.com",
+        request: async (request) => (reached.push(request.path), {}) as never,
+      },
+      exchange: { invoke: async (cmdlet) => (reached.push(cmdlet), { value: [], warnings: [] }) },
     };
     let seenTenant: TenantClients | undefined;
     const registry = createFunctionRegistry(createDiagnosticFunctions(), {
@@ -189,7 +193,11 @@ describe("startWorkerService with idleExitMs (real timers, in-memory bus)", () =
     });
     try {
       await ports.deliver("Get-TenantSeen");
-      expect(seenTenant).toBe(tenant);
+      // The worker's own clients, behind its pacing (pacing/api-pacer.ts): same root, same ports.
+      expect(seenTenant?.graph.serviceRoot).toBe(tenant.graph.serviceRoot);
+      await seenTenant?.graph.request({ method: "GET", path: "/organization" }, AbortSignal.timeout(1_000));
+      await seenTenant?.exchange.invoke("Get-OrganizationConfig", {}, AbortSignal.timeout(1_000));
+      expect(reached).toEqual(["/organization", "Get-OrganizationConfig"]);
 
       // A 0.4 s job with a 0.15 s idle timeout.
       const started = Date.now();

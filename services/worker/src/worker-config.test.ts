@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { workerConfigFromEnv } from "./worker-config.ts";
+import { pacingSettingsOf, workerConfigFromEnv } from "./worker-config.ts";
 
 describe("workerConfigFromEnv", () => {
   it("uses the defaults when nothing is set or values are blank", () => {
@@ -68,4 +68,65 @@ describe("workerConfigFromEnv", () => {
       );
     },
   );
+
+  describe("pacing (issue 30)", () => {
+    it("is off unless set, and reads the rate and the in-flight caps", () => {
+      expect(pacingSettingsOf(workerConfigFromEnv({}))).toEqual({ maxInFlight: {} });
+      const config = workerConfigFromEnv({
+        MATOOLKIT_RATE_LIMIT: "2.5",
+        MATOOLKIT_GRAPH_MAX_IN_FLIGHT: "8",
+        MATOOLKIT_EXCHANGE_MAX_IN_FLIGHT: " 3 ",
+      });
+      expect(config).toMatchObject({ rateLimit: 2.5, graphMaxInFlight: 8, exchangeMaxInFlight: 3 });
+      expect(pacingSettingsOf(config)).toEqual({
+        jobStartsPerSecond: 2.5,
+        maxInFlight: { graph: 8, exchange: 3 },
+      });
+    });
+
+    it.each([
+      [
+        "MATOOLKIT_RATE_LIMIT",
+        "20/s",
+        "MATOOLKIT_RATE_LIMIT: job starts per second: a number, e.g. 20 or 0.5",
+      ],
+      ["MATOOLKIT_RATE_LIMIT", "0", "MATOOLKIT_RATE_LIMIT: job starts per second: a number > 0"],
+      ["MATOOLKIT_RATE_LIMIT", "-3", "MATOOLKIT_RATE_LIMIT: job starts per second: a number > 0"],
+      ["MATOOLKIT_RATE_LIMIT", "20000", "MATOOLKIT_RATE_LIMIT: job starts per second: at most 10000"],
+      [
+        "MATOOLKIT_GRAPH_MAX_IN_FLIGHT",
+        "eight",
+        "MATOOLKIT_GRAPH_MAX_IN_FLIGHT: calls at once: a whole number",
+      ],
+      [
+        "MATOOLKIT_GRAPH_MAX_IN_FLIGHT",
+        "2.5",
+        "MATOOLKIT_GRAPH_MAX_IN_FLIGHT: calls at once: a whole number",
+      ],
+      [
+        "MATOOLKIT_EXCHANGE_MAX_IN_FLIGHT",
+        "0",
+        "MATOOLKIT_EXCHANGE_MAX_IN_FLIGHT: calls at once: at least 1",
+      ],
+    ])("fails naming %s when it is %j", (variable, value, message) => {
+      expect(() => workerConfigFromEnv({ [variable]: value })).toThrow(message);
+    });
+
+    it("refuses a rate too low to start every delivery the worker holds within a minute", () => {
+      expect(() =>
+        workerConfigFromEnv({ MATOOLKIT_RATE_LIMIT: "0.5", MATOOLKIT_WORKER_CONCURRENCY: "64" }),
+      ).toThrow(
+        "Invalid worker configuration: MATOOLKIT_RATE_LIMIT: 0.5 job starts per second cannot start the 64 " +
+          "deliveries MATOOLKIT_WORKER_CONCURRENCY lets wait within 60 s (the longest a delivery waits for " +
+          "its turn); set at least 1.07, or lower MATOOLKIT_WORKER_CONCURRENCY to 30 or less",
+      );
+      expect(() => workerConfigFromEnv({ MATOOLKIT_RATE_LIMIT: "0.01" })).toThrow(
+        /MATOOLKIT_RATE_LIMIT: 0\.01 .* set at least 0\.07$/,
+      );
+      // Exactly enough: 30 slots at 0.5/s start within 60 s.
+      expect(
+        workerConfigFromEnv({ MATOOLKIT_RATE_LIMIT: "0.5", MATOOLKIT_WORKER_CONCURRENCY: "30" }).rateLimit,
+      ).toBe(0.5);
+    });
+  });
 });

@@ -1,6 +1,13 @@
 import { statSync } from "node:fs";
 import { z } from "zod";
 import { DEFAULT_LEASE_SECONDS } from "./job-lease.ts";
+import { MAX_START_WAIT_SECONDS, type PacingSettings } from "./pacing/worker-pacing.ts";
+
+const inFlightCap = z.coerce
+  .number({ error: "calls at once: a whole number, e.g. 8" })
+  .int("calls at once: a whole number, e.g. 8")
+  .min(1, "calls at once: at least 1")
+  .max(1_000, "calls at once: at most 1000");
 
 /**
  * A worker process's settings. The id lands in a subscription name and in a Service Bus SQL
@@ -26,6 +33,19 @@ export const workerConfigSchema = z.object({
    * rides out longer database stalls without another worker taking a live job over.
    */
   leaseSeconds: z.coerce.number().int().min(3).max(3600).default(DEFAULT_LEASE_SECONDS),
+  /**
+   * Issue 30, pacing: job starts per second of this worker process, lowered while the tenant
+   * throttles and climbing back after (pacing/worker-pacing.ts); unset: not paced.
+   */
+  rateLimit: z.coerce
+    .number({ error: "job starts per second: a number, e.g. 20 or 0.5" })
+    .positive("job starts per second: a number > 0, e.g. 20 or 0.5")
+    .max(10_000, "job starts per second: at most 10000")
+    .optional(),
+  /** Calls to Microsoft Graph at once from this process, lowered while Graph throttles; unset: not capped. */
+  graphMaxInFlight: inFlightCap.optional(),
+  /** The same for Exchange Online (its per-tenant concurrency limit is low: a few calls). */
+  exchangeMaxInFlight: inFlightCap.optional(),
 });
 export type WorkerConfig = z.infer<typeof workerConfigSchema>;
 
@@ -36,6 +56,9 @@ export const workerEnvVariables = {
   functionsDir: "MATOOLKIT_FUNCTIONS_DIR",
   idleExitSeconds: "MATOOLKIT_WORKER_IDLE_EXIT_SECONDS",
   leaseSeconds: "MATOOLKIT_WORKER_LEASE_SECONDS",
+  rateLimit: "MATOOLKIT_RATE_LIMIT",
+  graphMaxInFlight: "MATOOLKIT_GRAPH_MAX_IN_FLIGHT",
+  exchangeMaxInFlight: "MATOOLKIT_EXCHANGE_MAX_IN_FLIGHT",
 } as const satisfies Record<keyof WorkerConfig, string>;
 
 /**
@@ -60,6 +83,7 @@ export function workerConfigFromEnv(env: Readonly<Record<string, string | undefi
     const problem = directoryProblem(functionsDir);
     if (problem !== undefined) problems.push(`${workerEnvVariables.functionsDir}: ${problem}`);
   }
+  if (parsed.success) problems.push(...pacingProblems(parsed.data));
   if (parsed.success && problems.length === 0) return parsed.data;
   throw new Error(`Invalid worker configuration: ${problems.join("; ")}`);
 }
@@ -71,4 +95,33 @@ function directoryProblem(path: string): string | undefined {
     const code = (error as NodeJS.ErrnoException).code;
     return code === "ENOENT" ? `${path} does not exist` : `${path} cannot be read (${code ?? "error"})`;
   }
+}
+
+/** The pacing part of the settings, as startWorkerService takes it. */
+export function pacingSettingsOf(config: WorkerConfig): PacingSettings {
+  return {
+    ...(config.rateLimit === undefined ? {} : { jobStartsPerSecond: config.rateLimit }),
+    maxInFlight: {
+      ...(config.graphMaxInFlight === undefined ? {} : { graph: config.graphMaxInFlight }),
+      ...(config.exchangeMaxInFlight === undefined ? {} : { exchange: config.exchangeMaxInFlight }),
+    },
+  };
+}
+
+/**
+ * Every delivery the worker holds may be waiting for its turn to start, and none may wait more
+ * than MAX_START_WAIT_SECONDS (its message stays locked meanwhile): a rate too low to start
+ * `concurrency` jobs in that time would leave deliveries waiting past it.
+ */
+function pacingProblems(config: WorkerConfig): string[] {
+  const rate = config.rateLimit;
+  if (rate === undefined || rate * MAX_START_WAIT_SECONDS >= config.concurrency) return [];
+  const needed = Math.ceil((100 * config.concurrency) / MAX_START_WAIT_SECONDS) / 100;
+  const most = Math.floor(rate * MAX_START_WAIT_SECONDS);
+  return [
+    `${workerEnvVariables.rateLimit}: ${rate} job starts per second cannot start the ` +
+      `${config.concurrency} deliveries ${workerEnvVariables.concurrency} lets wait within ` +
+      `${MAX_START_WAIT_SECONDS} s (the longest a delivery waits for its turn); set at least ${needed}` +
+      (most >= 1 ? `, or lower ${workerEnvVariables.concurrency} to ${most} or less` : ""),
+  ];
 }

@@ -1,9 +1,11 @@
 import {
   DeliveryDeferredError,
+  processMetrics,
   workerJobsSubscription,
   type IdempotencyStore,
   type Logger,
   type MessageBus,
+  type Metrics,
 } from "@matoolkit/runtime";
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
@@ -13,6 +15,8 @@ import type { FunctionRegistry } from "./functions/function-registry.ts";
 import { handleJobDelivery } from "./handle-job-delivery.ts";
 import { createIdleMonitor } from "./idle-exit.ts";
 import { DEFAULT_LEASE_SECONDS } from "./job-lease.ts";
+import type { PacingClock } from "./pacing/pacing-clock.ts";
+import { createWorkerPacing, type PacingSettings, type WorkerPacingReading } from "./pacing/worker-pacing.ts";
 import type { TenantClients } from "./tenant/tenant-clients.ts";
 import type { ThrottleRetryPolicy } from "./throttle-retry.ts";
 
@@ -39,11 +43,24 @@ export interface WorkerServiceOptions {
   readonly leaseSeconds?: number;
   /** Claim owner; default: this process (`<workerId>@<host>:<pid>:<random>`). Tests name owners. */
   readonly owner?: string;
+  /**
+   * Issue 30: job starts per second and calls at once per API, adaptive to throttling
+   * (pacing/worker-pacing.ts; MATOOLKIT_RATE_LIMIT, MATOOLKIT_*_MAX_IN_FLIGHT). Absent: not paced.
+   */
+  readonly pacing?: PacingSettings;
+  /** The pacing's clock (tests); default the monotonic system clock. */
+  readonly pacingClock?: PacingClock;
+  /** Called as each job is let start, with the pacing clock's time (the pacing bench counts them). */
+  readonly onJobStart?: (at: number) => void;
+  /** Where `/metrics` reads the pacing; default the process's registry. */
+  readonly metrics?: Metrics;
 }
 
 export interface WorkerService {
   /** Takes no new job and resolves once the running ones have finished and published. */
   stop(): Promise<void>;
+  /** The pacing now: job start rate, deliveries waiting, calls in flight per API. */
+  pacing(): WorkerPacingReading;
 }
 
 /** Subscription name of a worker (000: `worker-{workerId}`, filtered on `WorkerId`). */
@@ -59,6 +76,23 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   // Every running job and every delivery waiting out a lease listens to it: dozens at once is
   // normal here, not the listener leak Node's default limit of 10 warns about.
   setMaxListeners(0, stopping.signal);
+  const pacing = createWorkerPacing({
+    settings: options.pacing ?? {},
+    concurrency: options.concurrency,
+    ...(options.pacingClock === undefined ? {} : { clock: options.pacingClock }),
+    ...(options.onJobStart === undefined ? {} : { onJobStart: options.onJobStart }),
+    // Once per storm and per limit (aimd-limit.ts): an operator sees the tenant pushing back.
+    onLowered: (what, value) =>
+      logger.warn(
+        { pacing: what, limit: Math.round(value * 100) / 100, reason: "worker.throttled" },
+        what === "job starts"
+          ? "the tenant throttles: job starts per second lowered"
+          : `the tenant throttles: calls at once to ${what} lowered`,
+      ),
+  });
+  const untrackMetrics = (options.metrics ?? processMetrics()).workerPacing.track(options.workerId, () =>
+    pacing.reading(),
+  );
   const deps = {
     lease: {
       leaseSeconds: options.leaseSeconds ?? DEFAULT_LEASE_SECONDS,
@@ -71,11 +105,12 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     logger,
     workerId: options.workerId,
     registry: options.registry,
+    pacing,
     execute: {
       timeoutMs: options.jobTimeoutMs,
       now: options.now,
       throttleRetry: options.throttleRetry,
-      tenant: options.tenant,
+      tenant: options.tenant === undefined ? undefined : pacing.tenant(options.tenant),
     },
   };
   const idleExitMs = options.idleExitMs;
@@ -115,6 +150,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
       idleExitMs: options.idleExitMs,
       leaseSeconds: deps.lease.leaseSeconds,
       owner: deps.lease.owner,
+      pacing: options.pacing,
     },
     "worker subscribed",
   );
@@ -124,7 +160,10 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
       stopping.abort();
       idle?.stop();
       await limiter.idle();
+      untrackMetrics();
+      pacing.close();
       logger.info("worker stopped");
     },
+    pacing: () => pacing.reading(),
   };
 }

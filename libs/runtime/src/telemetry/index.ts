@@ -3,6 +3,7 @@ export { instrumentMessageBus } from "./instrumented-bus.ts";
 export type { InstrumentBusOptions } from "./instrumented-bus.ts";
 export { createMetrics, processMetrics } from "./metrics.ts";
 export type { CreateMetricsOptions, Metrics } from "./metrics.ts";
+export type { PacingMetrics, PacingMetricsReading } from "./pacing-metrics.ts";
 export { sendMetrics, startMetricsServer } from "./metrics-endpoint.ts";
 export type { MetricsServer, MetricsServerOptions } from "./metrics-endpoint.ts";
 export { httpTelemetry, requestTelemetryOf, REQUEST_ID_HEADER } from "./http-telemetry.ts";

@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client";
+import { createPacingMetrics, type PacingMetrics } from "./pacing-metrics.ts";
 
 /**
  * The process's Prometheus instruments, on a registry of their own (served as text at
@@ -17,6 +18,8 @@ export interface Metrics {
   readonly schedulerTick: Histogram<"outcome">;
   /** Admin API latency by express route pattern (not the raw URL: ids stay out of labels). */
   readonly httpDuration: Histogram<"method" | "route" | "status">;
+  /** The workers' job start rate and in-flight calls per API, read at scrape time (issue 30). */
+  readonly workerPacing: PacingMetrics;
   /** Prometheus text exposition of everything above plus Node's default metrics. */
   expose(): Promise<{ readonly contentType: string; readonly body: string }>;
 }
@@ -69,6 +72,7 @@ export function createMetrics(options: CreateMetricsOptions = {}): Metrics {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     }),
+    workerPacing: createPacingMetrics(registers),
     async expose() {
       return { contentType: registry.contentType, body: await registry.metrics() };
     },

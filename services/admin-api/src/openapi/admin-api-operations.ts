@@ -17,6 +17,7 @@ import { runbookOperations } from "../routes/runbooks.routes.ts";
 import { tenantCheckOperations } from "../routes/tenant-check.routes.ts";
 import { tenantChangeOperations } from "../routes/tenant-changes.routes.ts";
 import { webhookOperations } from "../routes/webhooks.routes.ts";
+import { workerPacingOperations } from "../routes/worker-pacing.routes.ts";
 import { buildOpenApiDocument, type OpenApiDocument } from "./openapi-document.ts";
 import { openApiOperation } from "./openapi.operation.ts";
 import type { Operation } from "./operation.ts";
@@ -45,6 +46,7 @@ export function adminApiOperations(): readonly Operation[] {
     ...auditOperations,
     ...tenantCheckOperations,
     ...tenantChangeOperations,
+    ...workerPacingOperations,
     ...authConfigOperations,
     openApiOperation(() => (document ??= buildOpenApiDocument(operations, packageJson.version))),
   ];

@@ -29,6 +29,7 @@ export type ErrorSpec = ApiErrorCode | { [C in ApiErrorCode]: readonly [C, Statu
 /** What handlers work with; the same for every operation. */
 export type { TenantChangeSource } from "../routes/tenant-changes.routes.ts";
 import type { TenantChangeSource } from "../routes/tenant-changes.routes.ts";
+import type { WorkerPacingSource } from "../routes/worker-pacing.routes.ts";
 
 export interface ApiDeps {
   readonly db: Db;
@@ -53,6 +54,8 @@ export interface ApiDeps {
   readonly tenantChecker: TenantChecker | undefined;
   /** GET /api/tenant/changes: the worker's simulated tenant's write log, when in this process. */
   readonly tenantChanges: TenantChangeSource | undefined;
+  /** GET /api/worker/pacing: the pacing of this process's workers (all-in-one); undefined: none. */
+  readonly workerPacing: WorkerPacingSource | undefined;
 }
 
 export interface ResponseSpec {

@@ -70,6 +70,7 @@ function urlsOf(routePath: string): readonly string[] | undefined {
     "/api/webhooks/{id}/deliveries": ["/api/webhooks/1/deliveries"],
     "/api/audit": ["/api/audit", `/api/audit?batchId=${batchId}`],
     "/api/tenant/changes": ["/api/tenant/changes", `/api/tenant/changes?batchId=${batchId}`],
+    "/api/worker/pacing": ["/api/worker/pacing"],
   };
   return urls[routePath];
 }

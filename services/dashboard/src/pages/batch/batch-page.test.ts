@@ -44,6 +44,10 @@ describe("batch page", { timeout: 180_000 }, () => {
     // The grid lists every member before any step exists (· cells).
     await page.locator('[data-testid="grid-row"][data-member-key="megan.bowen@contoso.test"]').waitFor();
     expect(await page.locator('[role="gridcell"][data-status="none"]').count()).toBe(12);
+    // Beside the chart, the pacing of the worker of this process (issue 30; not paced here).
+    const pacing = page.locator('[data-testid="worker-pacing"] [data-worker="worker-01"]');
+    await pacing.waitFor();
+    await expect(pacing.textContent()).resolves.toContain("not paced");
 
     // Init, then each phase once the one before has ended; each behind a confirmation dialog.
     await confirmAction(page, "Advance");

@@ -14,19 +14,22 @@ import "./batch.css";
 import { EventFeed } from "./event-feed.ts";
 import { EventTimeline } from "./event-timeline.tsx";
 import { MemberGrid } from "./member-grid.tsx";
+import { getWorkerPacing, type WorkerPacing } from "./pacing-api.ts";
+import { PacingIndicator } from "./pacing-indicator.tsx";
 import { PhaseTimeline } from "./phase-timeline.tsx";
 import { ProgressChart } from "./progress-chart.tsx";
 import { usePolling } from "./use-polling.ts";
 
 /**
- * #/batches/:id — one batch, live: header and actions, phase timeline, progress chart,
- * member × step grid and event timeline. While the batch is not final every part is read again
+ * #/batches/:id — one batch, live: header and actions, phase timeline, progress chart and the
+ * worker's pacing, member × step grid and event timeline. While the batch is not final every part is read again
  * every 2 s (one tick: the batch, new events, progress, then the grid pages in view); once it is
  * final the page stops polling, and an action that reopens it (a redrive) starts it again.
  */
 export function BatchPage(props: { readonly batchId: number }) {
   const [batch, setBatch] = useState<BatchDetail | undefined>(undefined);
   const [progress, setProgress] = useState<BatchProgress | undefined>(undefined);
+  const [pacing, setPacing] = useState<{ previous?: WorkerPacing; current?: WorkerPacing }>({});
   const [error, setError] = useState<{ message: string; notFound: boolean } | undefined>(undefined);
   const [notice, setNotice] = useState<string | undefined>(undefined);
   const [refreshKey, setRefreshKey] = useState(0);
@@ -39,6 +42,9 @@ export function BatchPage(props: { readonly batchId: number }) {
       setBatch(read);
       if (await feed.poll()) setEventCount(feed.seen);
       setProgress(await getProgress(props.batchId));
+      // Secondary: a failed read leaves the indicator at its last reading, the page refreshed.
+      const workers = await getWorkerPacing().catch(() => undefined);
+      if (workers !== undefined) setPacing((before) => ({ previous: before.current, current: workers }));
       setRefreshKey((key) => key + 1);
       setError(undefined);
     } catch (caught) {
@@ -100,7 +106,10 @@ export function BatchPage(props: { readonly batchId: number }) {
       <PhaseTimeline batch={batch} />
       <MemberGrid batchId={props.batchId} refreshKey={refreshKey} />
       <div class="batch-columns">
-        <ProgressChart progress={progress} />
+        <div>
+          <ProgressChart progress={progress} />
+          <PacingIndicator previous={pacing.previous} current={pacing.current} />
+        </div>
         <EventTimeline events={feed.events} seen={feed.seen} live={live} />
       </div>
     </div>
