@@ -36,7 +36,11 @@ describe("createAimdLimit", () => {
 
   it("never goes below the floor, however long the storm", () => {
     const limit = createAimdLimit(settings);
-    for (let t = 0; t < 20_000; t += 100) limit.throttled(t, t);
+    const lowered = [];
+    for (let t = 0; t < 20_000; t += 100) if (limit.throttled(t, t)) lowered.push(t);
+    // It reports a decrease only while the value goes down (the worker logs each one), not
+    // every 429 of a storm that holds it at the floor.
+    expect(lowered.length).toBeLessThan(10);
     expect(limit.current(20_000)).toBeGreaterThanOrEqual(2);
     expect(limit.current(20_000)).toBeLessThan(2.2);
     // ...and recovers from there: 18 more per second-of-increase to the cap.

@@ -25,7 +25,9 @@ export interface AimdLimit {
   current(now: number): number;
   /**
    * A call sent at `sentAt` was throttled, seen at `now`: decreases the value unless that call
-   * went out before the last decrease. Returns whether it decreased.
+   * went out before the last decrease. Returns whether the value went down noticeably (by a
+   * tenth or more): at the floor a storm still holds it there and restarts its climb, but the
+   * few hundredths it had climbed back are not worth announcing (the worker logs each one).
    */
   throttled(sentAt: number, now: number): boolean;
   /** Decreases so far. */
@@ -59,10 +61,11 @@ export function createAimdLimit(settings: AimdSettings): AimdLimit {
     current,
     throttled(sentAt, now) {
       if (sentAt < decreasedAt) return false;
-      base = Math.max(floor, current(now) * decreaseFactor);
+      const before = current(now);
+      base = Math.max(floor, before * decreaseFactor);
       decreasedAt = now;
       decreases++;
-      return true;
+      return base <= before * 0.9;
     },
     get decreases() {
       return decreases;
