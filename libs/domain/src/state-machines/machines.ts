@@ -123,12 +123,13 @@ export const executionMachine = defineMachine({
     dispatch: { from: ["pending"], to: "dispatched", description: "job sent to a worker" },
     succeed: { from: ["dispatched", "polling"], to: "succeeded", description: "worker returned success" },
     fail: { from: ["dispatched", "polling"], to: "failed", description: "worker returned an error" },
-    // Not in 000: a step whose templates cannot be resolved fails instead of being dispatched. A
-    // separate event, so a late or duplicate worker result (`fail`) can never fail a pending retry.
+    // Not in 000: a step whose templates cannot be resolved (or whose `when:` cannot be decided,
+    // issue 30) fails instead of being dispatched. A separate event, so a late or duplicate worker
+    // result (`fail`) can never fail a pending retry.
     fail_to_dispatch: {
       from: ["pending"],
       to: "failed",
-      description: "templates could not be resolved",
+      description: "templates could not be resolved, or its when: could not be decided",
     },
     // Not in 000 (issue 30): a phase step whose `when:` (or its phase's) is false when its turn
     // comes. Never sent to a worker; counts as done for the member's chain and the phase.
