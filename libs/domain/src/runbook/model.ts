@@ -40,6 +40,8 @@ export interface DataSourceConfig {
 export interface WhenClause {
   readonly expression: string;
   readonly condition: Condition;
+  /** The names it reads (sorted, unique): the plan decides it only when none is known at run time only. */
+  readonly references: readonly string[];
 }
 
 export interface RetryConfig {

@@ -48,7 +48,8 @@ function toStep(step: StepYaml): StepDefinition {
 function toWhen(expression: string): WhenClause {
   const parsed = parseCondition(expression);
   if (!parsed.ok) throw new Error(`unchecked when: condition (${parsed.problem.message})`);
-  return { expression, condition: parsed.condition };
+  const references = [...new Set(parsed.references.map((reference) => reference.name))].sort();
+  return { expression, condition: parsed.condition, references };
 }
 
 function toDataSource(source: RunbookYaml["data_source"]): DataSourceConfig {
