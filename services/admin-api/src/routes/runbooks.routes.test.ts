@@ -92,7 +92,7 @@ describe("POST /api/runbooks", () => {
     expect(response.body.detail).toContain("JSON { yaml");
   });
 
-  it("refuses a when: reading an undeclared column or a later output at its line:column, storing nothing", async () => {
+  it("refuses a when: with a syntax error or an undeclared column at its line:column, storing nothing", async () => {
     const withWhen = (name: string, when: string) =>
       testRunbookYaml({ name }).replace(
         "        function: Test-Echo\n",
