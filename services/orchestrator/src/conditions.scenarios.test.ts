@@ -1,3 +1,4 @@
+import { redriveBatch } from "@matoolkit/commands";
 import type { Db } from "@matoolkit/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -230,6 +231,67 @@ ${step("finish")}
       succeededMembers: 2,
       failedMembers: 1,
     });
+  });
+});
+
+describe("when: and redrive", () => {
+  it("a redriven member runs its failed step again and goes on; its skipped step stays skipped", async () => {
+    const yaml = runbookYaml(`  columns: [HasMailbox]
+phases:
+  - name: cutover
+    offset: T-0
+    steps:
+${step("check")}
+${step("move-mailbox", `when: "{{HasMailbox}} == 'true'"`)}
+      - name: flaky
+        worker_id: worker-01
+        function: Test-Flaky
+        params:
+          FailTimes: "{{FailTimes}}"
+${step("finish")}
+`);
+    const batch = await seedBatch(
+      h.db,
+      yaml,
+      membersWith(2, (index) => ({ HasMailbox: "false", FailTimes: index === 0 ? 1 : 0 })),
+    );
+    await runPhase(batch, 0);
+    await eventually(
+      () => batchStatus(h.db, batch.batchId),
+      (status) => status === "completed",
+      "batch to end",
+    );
+    expect((await pathsOf(batch))["m0@contoso.test"]).toEqual([
+      "check:succeeded",
+      "move-mailbox:skipped",
+      "flaky:failed",
+      "finish:cancelled",
+    ]);
+    const m0 = batch.members.find((member) => member.memberKey === "m0@contoso.test")!.id;
+    const outcome = await h.db.transaction().execute((trx) =>
+      redriveBatch(trx, {
+        batchId: batch.batchId,
+        target: { kind: "members", memberIds: [m0] },
+        actor: "operator@contoso.test",
+      }),
+    );
+    expect(outcome.ok).toBe(true);
+    await eventually(
+      () => pathsOf(batch),
+      (paths) => paths["m0@contoso.test"]?.at(-1) === "finish:succeeded",
+      "the redriven member to finish",
+    );
+    expect(await pathsOf(batch)).toEqual({
+      "m0@contoso.test": ["check:succeeded", "move-mailbox:skipped", "flaky:succeeded", "finish:succeeded"],
+      "m1@contoso.test": ["check:succeeded", "move-mailbox:skipped", "flaky:succeeded", "finish:succeeded"],
+    });
+    const skipped = stepOf(await stepsOf(h.db, batch.batchId), "m0@contoso.test", 1);
+    expect(await transitionsOf(h.db, "step", skipped.id)).toEqual(["pending→skipped"]);
+    await eventually(
+      () => batchStatus(h.db, batch.batchId),
+      (status) => status === "completed",
+      "batch to complete again",
+    );
   });
 });
 
