@@ -134,7 +134,8 @@ export interface MemberFinishBucket {
 /**
  * When the batch's members finished, per second, oldest first (GET /api/batches/{id}/progress): a
  * failed member at its failed_at; an active member once every step of its runbook version
- * (`stepsPerMember` distinct phase/step names) has succeeded, at its last step's completion.
+ * (`stepsPerMember` distinct phase/step names) has succeeded or been skipped (its `when:`, issue
+ * 30), at its last step's completion.
  * Removed members never finish. One aggregate over the batch's steps: ~50,000 rows for 10,000
  * members × 5 steps, read through step_executions (batch_member_id, status).
  */
@@ -153,7 +154,8 @@ export async function readMemberFinishes(
       FROM batch_members m
       LEFT JOIN LATERAL (
         SELECT max(se.completed_at) AS last_completed,
-               count(DISTINCT (pe.phase_name, se.step_name)) FILTER (WHERE se.status = 'succeeded') AS ok
+               count(DISTINCT (pe.phase_name, se.step_name))
+                 FILTER (WHERE se.status IN ('succeeded', 'skipped')) AS ok
         FROM step_executions se
         JOIN phase_executions pe ON pe.id = se.phase_execution_id
         WHERE se.batch_member_id = m.id

@@ -257,6 +257,7 @@ function defaultColumns(event: ExecutionEvent): Record<string, unknown> {
     case "fail_to_dispatch":
     case "time_out_polling":
     case "cancel":
+    case "skip":
       return { completed_at: sql`now()` };
     case "retry":
       // 000 "Retry Protocol": SetRetryPendingAsync increments retry_count, clears job_id and completed_at.

@@ -29,7 +29,7 @@ const pollTimeout: ExecutionEvent[] = ["dispatch", "start_polling", "time_out_po
 
 describe("countBatchMembers", () => {
   it("counts each phase's members by outcome and the batch's members by status", async () => {
-    const seeded = await seedBatch(db, 7);
+    const seeded = await seedBatch(db, 9);
     // Two steps per member; the events each member's steps went through.
     const outcomes: Array<[ExecutionEvent[], ExecutionEvent[]]> = [
       [succeed, succeed], // succeeded
@@ -39,6 +39,8 @@ describe("countBatchMembers", () => {
       [["dispatch"], []], // running
       [succeed, []], // running: its next step is still pending
       [["dispatch", "fail", "retry"], []], // running: waiting for its retry
+      [["skip"], ["skip"]], // skipped: its when: conditions skipped every step (issue 30)
+      [succeed, ["skip"]], // succeeded: a skipped step counts as done
     ];
     await insertSteps(
       db,
@@ -61,8 +63,14 @@ describe("countBatchMembers", () => {
     await insertSteps(db, [stepRow(other, other.members[0]!, 0)]);
 
     const counts = await countBatchMembers(db, seeded.batch.id);
-    expect(counts.members).toEqual({ active: 4, failed: 2, removed: 1 });
-    expect(counts.phases.get(seeded.phase.id)).toEqual({ succeeded: 1, failed: 2, cancelled: 1, running: 3 });
+    expect(counts.members).toEqual({ active: 6, failed: 2, removed: 1 });
+    expect(counts.phases.get(seeded.phase.id)).toEqual({
+      succeeded: 2,
+      skipped: 1,
+      failed: 2,
+      cancelled: 1,
+      running: 3,
+    });
     expect(counts.phases.has(empty!.id)).toBe(false);
     expect(counts.phases.size).toBe(1);
     expect(counts.batchStatus).toBe("detected");

@@ -4,12 +4,14 @@ import type { Db } from "./connection.ts";
 
 /**
  * How a phase went for its members, so partial success is visible: a member succeeded in a phase
- * when every one of its steps there succeeded; failed when any failed or timed out polling;
- * cancelled when any was cancelled and none failed; running otherwise (still pending, dispatched,
- * polling, or waiting for a retry).
+ * when every one of its steps there succeeded or was skipped, at least one succeeded; skipped when
+ * `when:` skipped every one (issue 30: the phase did nothing for it, and it is through); failed
+ * when any failed or timed out polling; cancelled when any was cancelled and none failed; running
+ * otherwise (still pending, dispatched, polling, or waiting for a retry).
  */
 export interface PhaseMemberCounts {
   readonly succeeded: number;
+  readonly skipped: number;
   readonly failed: number;
   readonly cancelled: number;
   readonly running: number;
@@ -29,7 +31,13 @@ export interface BatchCounts {
   readonly batchStatus: BatchStatus | undefined;
 }
 
-export const noPhaseMembers: PhaseMemberCounts = { succeeded: 0, failed: 0, cancelled: 0, running: 0 };
+export const noPhaseMembers: PhaseMemberCounts = {
+  succeeded: 0,
+  skipped: 0,
+  failed: 0,
+  cancelled: 0,
+  running: 0,
+};
 
 interface CountsRow {
   batch_status: BatchStatus | null;
@@ -41,7 +49,7 @@ interface CountsRow {
  * Member counts of a batch and of each of its phases in ONE aggregate statement: the database
  * groups the steps by phase and member, and only the counts travel, never the steps. A member's
  * outcome in a phase is its worst step there (3 failed or timed out polling, 2 cancelled, 1 not
- * terminal yet, 0 succeeded): one max() per step instead of three boolean aggregates. The steps
+ * terminal yet, 0 succeeded, -1 skipped): one max() per step instead of three boolean aggregates. The steps
  * are read index-only, already in (phase, member) order (step_executions_batch_outcome_idx).
  */
 export async function countBatchMembers(db: Db, batchId: number): Promise<BatchCounts> {
@@ -49,7 +57,8 @@ export async function countBatchMembers(db: Db, batchId: number): Promise<BatchC
     WITH per_member AS (
       SELECT phase_execution_id,
         max(CASE status
-          WHEN 'succeeded' THEN 0 WHEN 'cancelled' THEN 2 WHEN 'failed' THEN 3 WHEN 'poll_timeout' THEN 3
+          WHEN 'skipped' THEN -1 WHEN 'succeeded' THEN 0 WHEN 'cancelled' THEN 2
+          WHEN 'failed' THEN 3 WHEN 'poll_timeout' THEN 3
           ELSE 1 END) AS outcome
       FROM step_executions
       WHERE batch_id = ${batchId}
@@ -57,6 +66,7 @@ export async function countBatchMembers(db: Db, batchId: number): Promise<BatchC
     ), per_phase AS (
       SELECT phase_execution_id AS phase_id,
         count(*) FILTER (WHERE outcome = 0) AS succeeded,
+        count(*) FILTER (WHERE outcome = -1) AS skipped,
         count(*) FILTER (WHERE outcome = 3) AS failed,
         count(*) FILTER (WHERE outcome = 2) AS cancelled,
         count(*) FILTER (WHERE outcome = 1) AS running
@@ -70,9 +80,9 @@ export async function countBatchMembers(db: Db, batchId: number): Promise<BatchC
   `.execute(db);
   const row = result.rows[0];
   const phases = new Map<number, PhaseMemberCounts>(
-    (row?.phases ?? []).map(({ phase_id, succeeded, failed, cancelled, running }) => [
+    (row?.phases ?? []).map(({ phase_id, succeeded, skipped, failed, cancelled, running }) => [
       phase_id,
-      { succeeded, failed, cancelled, running },
+      { succeeded, skipped, failed, cancelled, running },
     ]),
   );
   return { members: everyStatus(row?.members ?? null), phases, batchStatus: row?.batch_status ?? undefined };

@@ -61,6 +61,36 @@ export function dispatchSteps(db: Db, dispatches: readonly StepDispatch[]): Prom
   );
 }
 
+export interface StepSkip {
+  readonly id: number;
+  /** The events row's reason: which `when:` was false (the same for every step of one clause). */
+  readonly reason: string;
+}
+
+/**
+ * pending → skipped (issue 30), one statement per distinct reason (a clause of the runbook, so a
+ * handful however many members skip). Returns the steps that moved: one another delivery moved
+ * first is not among them. The statements go in reason order (each locks its rows in id order),
+ * so two deliveries skipping the same steps take their locks in one order and cannot deadlock.
+ */
+export async function skipSteps(db: Db, skips: readonly StepSkip[]): Promise<StepExecution[]> {
+  const byReason = new Map<string, number[]>();
+  for (const skip of skips) byReason.set(skip.reason, [...(byReason.get(skip.reason) ?? []), skip.id]);
+  const moved: StepExecution[] = [];
+  const ordered = [...byReason].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  for (const [reason, ids] of ordered) {
+    moved.push(
+      ...(await steps.transitionEach(
+        db,
+        "skip",
+        ids.map((id) => ({ id })),
+        { reason },
+      )),
+    );
+  }
+  return moved;
+}
+
 export interface MemberPhase {
   readonly memberId: number;
   readonly phaseExecutionId: number;

@@ -62,7 +62,8 @@ export async function phaseHasOpenSteps(db: Db, phaseExecutionId: number): Promi
 
 /**
  * Members with steps in the phase, those whose every step there succeeded (000: a phase is
- * completed when at least one member succeeded), and those with a failed or timed-out step (the
+ * completed when at least one member succeeded; a skipped step counts as done, issue 30, so a
+ * member whose `when:` skipped its steps is through), and those with a failed or timed-out step (the
  * phase's outcome, issue 12; a member whose steps were only cancelled, e.g. removed, is neither),
  * in one aggregate query.
  */
@@ -79,7 +80,7 @@ export async function countPhaseMemberOutcomes(
            count(*) FILTER (WHERE any_failed)::int AS failed,
            count(*) FILTER (WHERE any_open)::int AS open
     FROM (
-      SELECT bool_and(status = 'succeeded') AS all_succeeded,
+      SELECT bool_and(status IN ('succeeded', 'skipped')) AS all_succeeded,
              bool_or(status IN ('failed', 'poll_timeout')) AS any_failed,
              bool_or(status IN ('pending', 'dispatched', 'polling')) AS any_open
       FROM step_executions

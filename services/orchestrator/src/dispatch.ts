@@ -1,5 +1,10 @@
 import type { ExecutionRow } from "./executions.ts";
-import { resolveParams, resolveTemplateString, TemplateResolutionError } from "@matoolkit/domain";
+import {
+  resolveParams,
+  resolveTemplateString,
+  TemplateResolutionError,
+  type ConditionEvaluationError,
+} from "@matoolkit/domain";
 import type { BatchInfo } from "./batch-info.ts";
 import type { HandlerScope } from "./context.ts";
 import { jobIdFor, transitionExecution, type ExecutionRef } from "./executions.ts";
@@ -39,15 +44,18 @@ export function resolveCall(
   }
 }
 
-/** pending → failed with template.unresolved, through its own event (see ARCHITECTURE.md). */
+/**
+ * pending → failed, through its own event (see ARCHITECTURE.md): template.unresolved, or
+ * condition.invalid when its `when:` could not be decided for the member.
+ */
 export function failToDispatch(
   scope: HandlerScope,
   ref: ExecutionRef,
-  error: TemplateResolutionError,
+  error: TemplateResolutionError | ConditionEvaluationError,
 ): Promise<ExecutionRow | undefined> {
   return transitionExecution(scope.trx, ref, "fail_to_dispatch", {
-    reason: "template.unresolved",
-    set: { errorCode: "template.unresolved", errorMessage: error.message, completedAt: scope.now() },
+    reason: error.reason,
+    set: { errorCode: error.reason, errorMessage: error.message, completedAt: scope.now() },
   });
 }
 
@@ -91,16 +99,22 @@ export async function dispatchExecution(
 
 /**
  * The next execution to run in an ordered chain (one member's steps in a phase, or a batch's init
- * steps): the first that has not succeeded, if it is still pending. Anything in flight or failed
- * blocks the chain, which is what keeps steps sequential per member.
+ * steps): the first that is not done (succeeded, or skipped by its `when:`), if it is still
+ * pending. Anything in flight or failed blocks the chain, which is what keeps steps sequential
+ * per member.
  */
 export function nextDispatchable<T extends { status: string; stepIndex: number }>(
   rows: readonly T[],
 ): T | undefined {
   const ordered = [...rows].sort((a, b) => a.stepIndex - b.stepIndex);
   for (const row of ordered) {
-    if (row.status === "succeeded") continue;
+    if (isDone(row)) continue;
     return row.status === "pending" ? row : undefined;
   }
   return undefined;
+}
+
+/** A step the member's chain has passed: it succeeded, or its `when:` skipped it (issue 30). */
+export function isDone(row: { readonly status: string }): boolean {
+  return row.status === "succeeded" || row.status === "skipped";
 }

@@ -8,16 +8,19 @@ import {
   transitionBatch,
   type MemberPhase,
   type PhaseExecution,
+  skipSteps,
   type StepDispatch,
   type StepExecution,
+  type StepSkip,
 } from "@matoolkit/db";
-import { jobIdFor } from "@matoolkit/domain";
+import { jobIdFor, type RunbookDefinition } from "@matoolkit/domain";
 import type { BatchInfo } from "./batch-info.ts";
 import { lockBatchInfos, variablesFor } from "./batch-info.ts";
 import type { HandlerScope } from "./context.ts";
-import { dispatchExecution, failToDispatch, nextDispatchable, resolveCall } from "./dispatch.ts";
+import { dispatchExecution, failToDispatch, isDone, nextDispatchable, resolveCall } from "./dispatch.ts";
 import { handleTerminalFailure } from "./failure.ts";
 import { sendWorkerJobs, type TrackedJob } from "./outgoing.ts";
+import { clausesOf, decideStep, type StepVerdict } from "./step-conditions.ts";
 
 export type { MemberPhase };
 
@@ -72,9 +75,10 @@ export function nextToStart<T extends { status: string; stepIndex: number; retry
 /**
  * Per-member progression (000 PhaseProgressionService.CheckMemberProgressionAsync) for many
  * members at once: for each (member, phase), walk the member's steps of that phase in step_index
- * order and dispatch the next pending one. Members progress independently; a member that is no
- * longer active gets nothing. Set-based: the members, phases, batches and steps are read in one
- * query each, and every dispatch of the batch is ONE guarded transition and ONE outbox insert.
+ * order and dispatch the next pending one, skipping (issue 30) each whose `when:` is false for the
+ * member then. Members progress independently; a member that is no longer active gets nothing. Set-based: the members, phases, batches and steps are read in one
+ * query each, and every dispatch of the batch is ONE guarded transition and ONE outbox insert
+ * (skips: one more per `when:` clause that was false).
  */
 export async function advanceMembers(
   scope: HandlerScope,
@@ -115,27 +119,55 @@ export async function advanceMembers(
   for (const pair of runnable) scope.followUps.phaseIds.add(pair.phaseExecutionId);
 
   const chains = groupBy(await listStepsOfMemberPhases(trx, runnable), pairKeyOfStep);
-  const dispatches: { step: StepExecution; dispatch: StepDispatch; job: Omit<TrackedJob, "row"> }[] = [];
+  const runbooks = await runbooksOf(scope, runnable, phases, batches);
+  const skips: (StepSkip & { pair: string })[] = [];
+  const dispatches: {
+    pair: string;
+    step: StepExecution;
+    dispatch: StepDispatch;
+    job: Omit<TrackedJob, "row">;
+  }[] = [];
   const unresolvable: {
+    pair: string;
     step: StepExecution;
     batch: BatchInfo;
     error: Parameters<typeof failToDispatch>[2];
   }[] = [];
   for (const pair of runnable) {
-    const next = nextToStart(chains.get(pairKey(pair)) ?? [], scope.now());
-    if (next === undefined) continue;
+    const key = pairKey(pair);
     const phase = phases.get(pair.phaseExecutionId)!;
     const batch = batches.get(phase.batchId);
     if (batch === undefined) continue;
     const member = members.get(pair.memberId)!;
-    const call = resolveCall(next, () => variablesFor(batch, member));
+    const variables = once(() => variablesFor(batch, member));
+    const runbook = runbooks.get(runbookKey(batch.runbookName, phase.runbookVersion));
+    // Steps whose `when:` is false are skipped in turn (issue 30) until one runs or the chain ends.
+    let next = nextToStart(chains.get(key) ?? [], scope.now());
+    let verdict = next === undefined ? undefined : decide(runbook, phase, next, variables);
+    while (next !== undefined && verdict?.kind === "skip") {
+      const skipped = next.id;
+      skips.push({ id: skipped, reason: verdict.reason, pair: key });
+      const chain = (chains.get(key) ?? []).map((step) =>
+        step.id === skipped ? { ...step, status: "skipped" as const } : step,
+      );
+      chains.set(key, chain);
+      next = nextToStart(chain, scope.now());
+      verdict = next === undefined ? undefined : decide(runbook, phase, next, variables);
+    }
+    if (next === undefined) continue;
+    if (verdict?.kind === "invalid") {
+      unresolvable.push({ pair: key, step: next, batch, error: verdict.error });
+      continue;
+    }
+    const call = resolveCall(next, variables);
     if (!call.ok) {
-      unresolvable.push({ step: next, batch, error: call.error });
+      unresolvable.push({ pair: key, step: next, batch, error: call.error });
       continue;
     }
     const ref = { kind: "step", id: next.id } as const;
     const jobId = jobIdFor(ref, { ...next, pollCount: 0 });
     dispatches.push({
+      pair: key,
       step: next,
       dispatch: {
         id: next.id,
@@ -153,10 +185,14 @@ export async function advanceMembers(
     });
   }
 
+  // A skip another delivery beat (it dispatched, skipped or cancelled the step first): that
+  // member's chain is not ours to move on this time.
+  const skippedIds = new Set((await skipSteps(trx, skips)).map((step) => step.id));
+  const lost = new Set(skips.filter((skip) => !skippedIds.has(skip.id)).map((skip) => skip.pair));
   const dispatched = byId(
     await dispatchSteps(
       trx,
-      dispatches.map((entry) => entry.dispatch),
+      dispatches.filter((entry) => !lost.has(entry.pair)).map((entry) => entry.dispatch),
     ),
   );
   // A step another delivery dispatched or cancelled first is not in `dispatched`: no job for it.
@@ -167,14 +203,15 @@ export async function advanceMembers(
       return row === undefined ? [] : [{ ...job, row }];
     }),
   );
-  for (const { step, batch, error } of unresolvable) {
+  for (const { pair, step, batch, error } of unresolvable) {
+    if (lost.has(pair)) continue;
     const ref = { kind: "step", id: step.id } as const;
     const failed = await failToDispatch(scope, ref, error);
     if (failed !== undefined) await handleTerminalFailure(scope, { ref, row: failed, batch });
   }
   const finished = runnable.filter((pair) => {
     const chain = chains.get(pairKey(pair)) ?? [];
-    return chain.length > 0 && chain.every((step) => step.status === "succeeded");
+    return !lost.has(pairKey(pair)) && chain.length > 0 && chain.every(isDone);
   });
   await startNextPhases(scope, finished, { phases, batches });
 }
@@ -255,6 +292,52 @@ export async function advanceInit(
   if (outcome.kind === "failed") {
     await handleTerminalFailure(scope, { ref, row: outcome.row, batch: args.batch });
   }
+}
+
+/**
+ * The runbook versions of these pairs' phases (the `when:` clauses live there), one cached lookup
+ * per version: most groups of results belong to one batch, so one lookup.
+ */
+async function runbooksOf(
+  scope: HandlerScope,
+  pairs: readonly MemberPhase[],
+  phases: ReadonlyMap<number, PhaseExecution>,
+  batches: ReadonlyMap<number, BatchInfo>,
+): Promise<Map<string, RunbookDefinition>> {
+  const wanted = new Map<string, { name: string; version: number }>();
+  for (const pair of pairs) {
+    const phase = phases.get(pair.phaseExecutionId);
+    const batch = phase === undefined ? undefined : batches.get(phase.batchId);
+    if (phase === undefined || batch === undefined) continue;
+    wanted.set(runbookKey(batch.runbookName, phase.runbookVersion), {
+      name: batch.runbookName,
+      version: phase.runbookVersion,
+    });
+  }
+  const runbooks = new Map<string, RunbookDefinition>();
+  for (const [key, { name, version }] of wanted)
+    runbooks.set(key, await scope.runbooks.get(scope.trx, name, version));
+  return runbooks;
+}
+
+function runbookKey(name: string, version: number): string {
+  return `${name}@${version}`;
+}
+
+function decide(
+  runbook: RunbookDefinition | undefined,
+  phase: PhaseExecution,
+  step: StepExecution,
+  variables: () => Record<string, unknown>,
+): StepVerdict {
+  const clauses = runbook === undefined ? [] : clausesOf(runbook, phase.phaseName, step);
+  return decideStep(clauses, step, variables);
+}
+
+/** `make` called at most once, on first use. */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => (made ??= { value: make() }).value;
 }
 
 function pairKey(pair: MemberPhase): string {

@@ -111,6 +111,11 @@ export const reasonCodes = {
   checkMembership: "check.membership",
   /** A step parameter references a template variable that has no value for this member. */
   templateUnresolved: "template.unresolved",
+  /**
+   * A step's `when:` condition could not be decided for this member: a value it orders against a
+   * number (`{{Quota}} > 5`) is not a number. The step fails rather than guess a path.
+   */
+  conditionInvalid: "condition.invalid",
   /** The runbook YAML failed validation. */
   runbookInvalid: "runbook.invalid",
   /** A member's data row failed validation against the runbook's data source. */

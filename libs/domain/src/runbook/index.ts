@@ -4,6 +4,7 @@ export * from "./mask-secrets.ts";
 export * from "./secret-policy.ts";
 export * from "./secret-values.ts";
 export * from "./plan.ts";
+export type { WhenDecision } from "./plan-conditions.ts";
 export * from "./prepare-step.ts";
 export * from "./parse-runbook.ts";
 export { positionRunbookProblems } from "./position-problems.ts";

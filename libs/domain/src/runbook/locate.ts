@@ -1,5 +1,6 @@
 import type { Document, LineCounter, Node as YamlNode } from "yaml";
 import { isAlias, isMap, isPair, isScalar, isSeq } from "yaml";
+import { scalarSourceOffset } from "./scalar-offset.ts";
 import type { Finding, PathSegment, RunbookProblem } from "./problems.ts";
 import { formatPath } from "./problems.ts";
 
@@ -36,14 +37,19 @@ function walk(document: Document, path: readonly PathSegment[]): Located {
   return { node, keyNode };
 }
 
+/** `text`: the YAML the document was parsed from, to place a finding's `offset` inside a value. */
 export function locateFinding(
   document: Document,
   lineCounter: LineCounter,
   finding: Finding,
+  text?: string,
 ): RunbookProblem {
   const { node, keyNode } = walk(document, finding.path);
   const target = finding.anchor === "key" && keyNode ? keyNode : node;
-  const offset = target?.range?.[0] ?? 0;
+  const offset =
+    finding.offset !== undefined && text !== undefined && isScalar(target)
+      ? scalarSourceOffset(text, target, finding.offset)
+      : (target?.range?.[0] ?? 0);
   const { line, col } = lineCounter.linePos(offset);
   return { path: formatPath(finding.path), line, column: col, message: finding.message };
 }

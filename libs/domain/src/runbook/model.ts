@@ -1,3 +1,5 @@
+import type { Condition } from "../conditions/syntax.ts";
+
 /**
  * The normalized, camelCase runbook the rest of the system works with. Produced only by parseRunbook,
  * so every value here has already been validated (offsets/durations converted, references checked).
@@ -27,6 +29,19 @@ export interface DataSourceConfig {
   multiValuedColumns: MultiValuedColumn[];
   /** Columns marked `secret_columns`: masked in every read model (mask-secrets.ts). */
   secretColumns?: string[];
+  /** `columns`: the columns `when:` conditions may read, besides the ones named above. */
+  columns?: string[];
+}
+
+/**
+ * A `when:` condition (issue 30; docs/runbook-conditions.md): its text as written, for events and
+ * the plan, and its parsed form, decided when the step's turn comes (false: the step is skipped).
+ */
+export interface WhenClause {
+  readonly expression: string;
+  readonly condition: Condition;
+  /** The names it reads (sorted, unique): the plan decides it only when none is known at run time only. */
+  readonly references: readonly string[];
 }
 
 export interface RetryConfig {
@@ -53,6 +68,8 @@ export interface StepDefinition {
   poll?: PollConfig;
   retry?: RetryConfig;
   timeoutSeconds?: number;
+  /** Phase steps only: run the step only when this holds for the member, else skip it. */
+  when?: WhenClause;
 }
 
 export interface PhaseDefinition {
@@ -60,6 +77,8 @@ export interface PhaseDefinition {
   offset: string;
   offsetMinutes: number;
   steps: StepDefinition[];
+  /** Applies to each of the phase's steps, as if written on each (before the step's own). */
+  when?: WhenClause;
 }
 
 export interface RunbookDefinition {

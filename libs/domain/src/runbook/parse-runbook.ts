@@ -10,6 +10,7 @@ import { secretMarkerFindings } from "./secret-rules.ts";
 import { stepFindings } from "./step-rules.ts";
 import { unstorableTextFindings } from "./text-rules.ts";
 import { toRunbookDefinition } from "./to-model.ts";
+import { whenFindings } from "./when-rules.ts";
 import { runbookYamlSchema } from "./yaml-schema.ts";
 import { findingsFromZodIssues } from "./zod-issues.ts";
 
@@ -49,12 +50,12 @@ export function parseRunbook(yamlText: string): ParseResult {
   const findings = [
     ...(parsed.success ? [] : findingsFromZodIssues(parsed.error.issues)),
     ...(isMapping(raw)
-      ? [...dataSourceFindings(raw), ...stepFindings(raw), ...secretMarkerFindings(raw)]
+      ? [...dataSourceFindings(raw), ...stepFindings(raw), ...secretMarkerFindings(raw), ...whenFindings(raw)]
       : []),
     ...unstorableTextFindings(raw),
   ];
   if (findings.length > 0 || !parsed.success) {
-    const problems = findings.map((finding) => locateFinding(document, lineCounter, finding));
+    const problems = findings.map((finding) => locateFinding(document, lineCounter, finding, yamlText));
     return { ok: false, problems: problems.sort(compareProblems) };
   }
   return { ok: true, runbook: toRunbookDefinition(parsed.data) };

@@ -60,6 +60,7 @@ describe("createRunbookPlanner", () => {
     expect(prepare).toEqual({
       phase: "prepare",
       dueAt: new Date("2030-06-09T09:00:00Z"),
+      when: null,
       steps: [
         {
           step: "create-user",
@@ -75,6 +76,8 @@ describe("createRunbookPlanner", () => {
           },
           unresolved: ["Department"],
           resolvedAtRunTime: [],
+          when: null,
+          whenDecision: "always",
         },
       ],
     });
@@ -88,6 +91,8 @@ describe("createRunbookPlanner", () => {
       unresolved: [],
       // An earlier step's output and the batch id only exist once the batch runs: not mistakes.
       resolvedAtRunTime: ["TargetId", "_batch_id"],
+      when: null,
+      whenDecision: "always",
     });
   });
 
@@ -113,6 +118,8 @@ describe("createRunbookPlanner", () => {
         params: { Name: "batch-{{_batch_id}} at 2030-06-10T09:00:00.0000000Z" },
         unresolved: [],
         resolvedAtRunTime: ["_batch_id"],
+        when: null,
+        whenDecision: "always",
       },
     ]);
     expect(planner.init(null)[0]?.unresolved).toEqual(["_batch_start_time"]);
@@ -132,6 +139,108 @@ describe("createRunbookPlanner", () => {
     expect(planned?.functionName).toBe(prepared.functionName);
     expect(planned?.params).toEqual(maskSecretParams(prepared.paramsJson, step.params));
     expect(planned?.unresolved).toEqual([]);
+  });
+});
+
+describe("createRunbookPlanner: when:", () => {
+  const conditional = parseRunbookOrThrow(`
+name: plan-when
+data_source:
+  type: csv
+  path: members.csv
+  primary_key: Upn
+  batch_time: immediate
+  columns: [HasMailbox, Kind, Quota]
+phases:
+  - name: prepare
+    offset: T-1d
+    steps:
+      - name: find
+        worker_id: w
+        function: Find-User
+        output_params: { TargetUserId: id }
+      - name: create
+        worker_id: w
+        function: New-User
+        params: { Upn: "{{Upn}}", Dept: "{{Department}}" }
+        when: "{{TargetUserId}} is empty"
+      - name: grow
+        worker_id: w
+        function: Set-Quota
+        when: "{{Quota}} > 50"
+  - name: mailbox
+    offset: T-0
+    when: "{{HasMailbox}} == 'true'"
+    steps:
+      - name: move
+        worker_id: w
+        function: Move-Mailbox
+        params: { Target: "{{Missing}}" }
+      - name: shared-only
+        worker_id: w
+        function: Convert-Mailbox
+        when: "{{Kind}} == 'shared'"
+`);
+  const decisions = (data: Record<string, unknown>) =>
+    createRunbookPlanner(conditional)
+      .member({ Upn: "a@contoso.test", ...data }, null)
+      .map((phase) => [phase.phase, phase.when, phase.steps.map((step) => [step.step, step.whenDecision])]);
+
+  it("shows each condition and decides it from the member's data where it can", () => {
+    expect(decisions({ HasMailbox: "true", Kind: "shared", Quota: "90" })).toEqual([
+      [
+        "prepare",
+        null,
+        [
+          ["find", "always"],
+          ["create", "at_run_time"], // reads find's output
+          ["grow", "runs"],
+        ],
+      ],
+      [
+        "mailbox",
+        "{{HasMailbox}} == 'true'",
+        [
+          ["move", "runs"],
+          ["shared-only", "runs"],
+        ],
+      ],
+    ]);
+    const [prepare] = createRunbookPlanner(conditional).member({ Upn: "a" }, null);
+    expect(prepare!.steps[1]).toMatchObject({
+      when: "{{TargetUserId}} is empty",
+      unresolved: ["Department"],
+    });
+  });
+
+  it("skips a step when its phase's condition or its own is false, and says when it cannot be decided", () => {
+    expect(decisions({ HasMailbox: "false", Kind: "shared", Quota: "lots" })).toEqual([
+      [
+        "prepare",
+        null,
+        [
+          ["find", "always"],
+          ["create", "at_run_time"],
+          ["grow", "invalid"], // Quota is not a number: condition.invalid at run time
+        ],
+      ],
+      [
+        "mailbox",
+        "{{HasMailbox}} == 'true'",
+        [
+          ["move", "skipped"],
+          ["shared-only", "skipped"],
+        ],
+      ],
+    ]);
+    expect(decisions({ HasMailbox: "true", Kind: "user", Quota: 5 })[1]).toEqual([
+      "mailbox",
+      "{{HasMailbox}} == 'true'",
+      [
+        ["move", "runs"],
+        ["shared-only", "skipped"],
+      ],
+    ]);
   });
 });
 

@@ -1,7 +1,8 @@
 import { resolveStepPartially } from "../templates/resolve.ts";
 import { buildTemplateVariables } from "../templates/variables.ts";
 import { maskSecretParams } from "./mask-secrets.ts";
-import type { RunbookDefinition, StepDefinition } from "./model.ts";
+import type { RunbookDefinition, StepDefinition, WhenClause } from "./model.ts";
+import { decideWhen, type WhenDecision } from "./plan-conditions.ts";
 import { memberSecretValues, secretPolicyOf, type SecretPolicy } from "./secret-policy.ts";
 import { SecretValues } from "./secret-values.ts";
 
@@ -26,12 +27,18 @@ export interface PlannedStep {
   readonly unresolved: readonly string[];
   /** `_batch_id` and worker outputs of earlier steps: known only once the batch runs. */
   readonly resolvedAtRunTime: readonly string[];
+  /** The step's own `when:` as written (issue 30); null when it has none. */
+  readonly when: string | null;
+  /** Whether it runs for this member, with its phase's `when:` (plan-conditions.ts). */
+  readonly whenDecision: WhenDecision;
 }
 
 export interface PlannedPhase {
   readonly phase: string;
   /** batch start − offset, as the scheduler stamps it; null for a manual batch (advanced by hand). */
   readonly dueAt: Date | null;
+  /** The phase's `when:` as written, decided with each of its steps; null when it has none. */
+  readonly when: string | null;
   readonly steps: readonly PlannedStep[];
 }
 
@@ -63,7 +70,7 @@ export function createRunbookPlanner(runbook: RunbookDefinition): RunbookPlanner
   return {
     init: (batchStartTime) =>
       runbook.init.map((step) =>
-        planStep(step, variablesOf(undefined, batchStartTime, none), none, {
+        planStep(step, variablesOf(undefined, batchStartTime, none), none, [], {
           policy,
           values: SecretValues.none,
         }),
@@ -80,11 +87,13 @@ export function createRunbookPlanner(runbook: RunbookDefinition): RunbookPlanner
         phase: phase.name,
         dueAt:
           batchStartTime === null ? null : new Date(batchStartTime.getTime() - phase.offsetMinutes * 60_000),
+        when: phase.when?.expression ?? null,
         steps: phase.steps.map((step, stepIndex) => {
           const later = outputsBefore[phaseIndex]![stepIndex]!;
           const variables =
             later.size === 0 ? withoutOutputs : variablesOf(memberData, batchStartTime, later);
-          return planStep(step, variables, later, secrets);
+          const clauses = [phase.when, step.when].filter((clause) => clause !== undefined);
+          return planStep(step, variables, later, clauses, secrets);
         }),
       }));
     },
@@ -107,11 +116,13 @@ function planStep(
   step: StepDefinition,
   variables: Readonly<Record<string, unknown>>,
   workerOutputs: ReadonlySet<string>,
+  clauses: readonly WhenClause[],
   secrets: { readonly policy: SecretPolicy; readonly values: SecretValues },
 ): PlannedStep {
   const resolved = resolveStepPartially(step, variables);
   const atRunTime = (name: string) =>
     (RUN_TIME_SPECIALS as readonly string[]).includes(name) || workerOutputs.has(name);
+  const whenDecision = decideWhen(clauses, variables, atRunTime);
   return {
     step: step.name,
     workerId: step.workerId,
@@ -124,5 +135,7 @@ function planStep(
     ) as Record<string, unknown>,
     unresolved: resolved.missing.filter((name) => !atRunTime(name)),
     resolvedAtRunTime: resolved.missing.filter(atRunTime),
+    when: step.when?.expression ?? null,
+    whenDecision,
   };
 }

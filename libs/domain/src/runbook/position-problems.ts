@@ -11,5 +11,7 @@ import { compareProblems } from "./problems.ts";
 export function positionRunbookProblems(yamlText: string, findings: readonly Finding[]): RunbookProblem[] {
   const lineCounter = new LineCounter();
   const document = parseDocument(yamlText, { lineCounter, prettyErrors: false });
-  return findings.map((finding) => locateFinding(document, lineCounter, finding)).sort(compareProblems);
+  return findings
+    .map((finding) => locateFinding(document, lineCounter, finding, yamlText))
+    .sort(compareProblems);
 }

@@ -22,6 +22,8 @@ export interface Finding {
   path: readonly PathSegment[];
   message: string;
   anchor?: "key" | "value";
+  /** Of a string value: the problem is at this character of it (a `when:` condition's). */
+  offset?: number;
 }
 
 export function formatPath(path: readonly PathSegment[]): string {

@@ -1,9 +1,11 @@
+import { parseCondition } from "../conditions/parse.ts";
 import type {
   DataSourceConfig,
   PhaseDefinition,
   RetryConfig,
   RunbookDefinition,
   StepDefinition,
+  WhenClause,
 } from "./model.ts";
 import { parseDuration, parseOffset } from "./time.ts";
 import type { RunbookYaml, StepYaml } from "./yaml-schema.ts";
@@ -38,7 +40,16 @@ function toStep(step: StepYaml): StepDefinition {
   }
   if (step.retry) definition.retry = toRetry(step.retry);
   if (step.timeout !== undefined) definition.timeoutSeconds = parseDuration(step.timeout);
+  if (step.when !== undefined) definition.when = toWhen(step.when);
   return definition;
+}
+
+/** when-rules.ts has parsed every condition already, so this cannot fail. */
+function toWhen(expression: string): WhenClause {
+  const parsed = parseCondition(expression);
+  if (!parsed.ok) throw new Error(`unchecked when: condition (${parsed.problem.message})`);
+  const references = [...new Set(parsed.references.map((reference) => reference.name))].sort();
+  return { expression, condition: parsed.condition, references };
 }
 
 function toDataSource(source: RunbookYaml["data_source"]): DataSourceConfig {
@@ -54,16 +65,19 @@ function toDataSource(source: RunbookYaml["data_source"]): DataSourceConfig {
   if (source.batch_time_column !== undefined) config.batchTimeColumn = source.batch_time_column;
   if (source.batch_time !== undefined) config.batchTime = source.batch_time;
   if (source.secret_columns !== undefined) config.secretColumns = source.secret_columns;
+  if (source.columns !== undefined) config.columns = source.columns;
   return config;
 }
 
 function toPhase(phase: RunbookYaml["phases"][number]): PhaseDefinition {
-  return {
+  const definition: PhaseDefinition = {
     name: phase.name,
     offset: phase.offset,
     offsetMinutes: parseOffset(phase.offset),
     steps: phase.steps.map(toStep),
   };
+  if (phase.when !== undefined) definition.when = toWhen(phase.when);
+  return definition;
 }
 
 export function toRunbookDefinition(runbook: RunbookYaml): RunbookDefinition {

@@ -69,6 +69,12 @@ const workerIdText = z
  */
 const secretNames = z.array(nonEmptyText);
 
+/**
+ * A `when:` condition (issue 30). Only its shape here: when-rules.ts parses it and checks what it
+ * refers to, so each problem points at its character inside the text.
+ */
+const conditionText = nonEmptyText;
+
 export const stepYamlSchema = strictMapping({
   name: nameText,
   worker_id: workerIdText,
@@ -80,12 +86,14 @@ export const stepYamlSchema = strictMapping({
   poll: pollYamlSchema.optional(),
   retry: retryYamlSchema.optional(),
   timeout: durationText.optional(),
+  when: conditionText.optional(),
 });
 export type StepYaml = z.infer<typeof stepYamlSchema>;
 
 export const phaseYamlSchema = strictMapping({
   name: nameText,
   offset: offsetText,
+  when: conditionText.optional(),
   steps: z.array(stepYamlSchema).min(1, "a phase needs at least one step"),
 });
 
@@ -102,6 +110,8 @@ export const dataSourceYamlSchema = strictMapping({
     .array(strictMapping({ name: nameText, format: z.enum(multiValuedFormats) }))
     .optional(),
   secret_columns: secretNames.optional(),
+  /** The columns `when:` conditions may read (besides primary_key and the columns named above). */
+  columns: z.array(nameText).optional(),
 });
 
 export const runbookYamlSchema = strictMapping({

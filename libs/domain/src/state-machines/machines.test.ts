@@ -117,9 +117,18 @@ describe("phase machine (000 State Machines → Phase Execution Status)", () => 
 });
 
 describe("execution machine (000 State Machines → Step/Init Execution Status)", () => {
-  it("holds exactly the spec's statuses", () => {
+  it("holds exactly the spec's statuses, plus skipped (issue 30)", () => {
     expect([...executionMachine.states].sort()).toEqual(
-      ["cancelled", "dispatched", "failed", "pending", "poll_timeout", "polling", "succeeded"].sort(),
+      [
+        "cancelled",
+        "dispatched",
+        "failed",
+        "pending",
+        "poll_timeout",
+        "polling",
+        "skipped",
+        "succeeded",
+      ].sort(),
     );
     expect(executionMachine.initial).toBe("pending");
   });
@@ -147,6 +156,8 @@ describe("execution machine (000 State Machines → Step/Init Execution Status)"
         "failed --redrive--> pending",
         "poll_timeout --redrive--> pending",
         "cancelled --redrive--> pending",
+        // Issue 30: a step whose when: is false when its turn comes is never sent.
+        "pending --skip--> skipped",
       ].sort(),
     );
   });
@@ -166,8 +177,8 @@ describe("execution machine (000 State Machines → Step/Init Execution Status)"
     expect(executionMachine.next("failed", "dispatch")).toBeUndefined();
   });
 
-  it("never leaves succeeded, and leaves cancelled only for a redrive", () => {
-    for (const state of ["succeeded", "cancelled"] as const) {
+  it("never leaves succeeded or skipped, and leaves cancelled only for a redrive", () => {
+    for (const state of ["succeeded", "skipped", "cancelled"] as const) {
       expect(executionMachine.isTerminal(state)).toBe(true);
       for (const event of Object.keys(
         executionMachine.transitions,

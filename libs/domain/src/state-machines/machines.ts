@@ -111,23 +111,32 @@ export type PhaseEvent = keyof typeof phaseMachine.transitions;
 /**
  * 000 "State Machines" → Step/Init Execution Status; step_executions and init_executions share it.
  * A poll re-dispatch keeps the step in `polling` (001 "leave status as polling"), so it is not an
- * event here: only the poll bookkeeping columns change.
+ * event here: only the poll bookkeeping columns change. `skipped` (issue 30) is terminal and final:
+ * a redrive never reopens it, as it never failed.
  */
 export const executionMachine = defineMachine({
   entity: "execution",
   initial: "pending",
-  states: ["pending", "dispatched", "succeeded", "failed", "polling", "poll_timeout", "cancelled"],
-  terminal: ["succeeded", "failed", "poll_timeout", "cancelled"],
+  states: ["pending", "dispatched", "succeeded", "failed", "polling", "poll_timeout", "cancelled", "skipped"],
+  terminal: ["succeeded", "failed", "poll_timeout", "cancelled", "skipped"],
   transitions: {
     dispatch: { from: ["pending"], to: "dispatched", description: "job sent to a worker" },
     succeed: { from: ["dispatched", "polling"], to: "succeeded", description: "worker returned success" },
     fail: { from: ["dispatched", "polling"], to: "failed", description: "worker returned an error" },
-    // Not in 000: a step whose templates cannot be resolved fails instead of being dispatched. A
-    // separate event, so a late or duplicate worker result (`fail`) can never fail a pending retry.
+    // Not in 000: a step whose templates cannot be resolved (or whose `when:` cannot be decided,
+    // issue 30) fails instead of being dispatched. A separate event, so a late or duplicate worker
+    // result (`fail`) can never fail a pending retry.
     fail_to_dispatch: {
       from: ["pending"],
       to: "failed",
-      description: "templates could not be resolved",
+      description: "templates could not be resolved, or its when: could not be decided",
+    },
+    // Not in 000 (issue 30): a phase step whose `when:` (or its phase's) is false when its turn
+    // comes. Never sent to a worker; counts as done for the member's chain and the phase.
+    skip: {
+      from: ["pending"],
+      to: "skipped",
+      description: "its when: condition was false: not run, counts as done",
     },
     start_polling: { from: ["dispatched"], to: "polling", description: "worker returned {complete: false}" },
     time_out_polling: { from: ["polling"], to: "poll_timeout", description: "poll.timeout elapsed" },

@@ -45,6 +45,25 @@ rollbacks:
     // Upn first (the key, also referenced); no specials, no output_params variable.
     expect(templateColumns(definition)).toEqual(["Upn", "Alpha", "Kind", "Reason", "Zeta"]);
   });
+
+  it("adds the declared columns (issue 30) in their order, never a when: output or special", () => {
+    const definition = runbook(`  columns: [HasMailbox, Region, Kind]
+phases:
+  - name: p
+    offset: T-0
+    when: "{{Region}} == 'EU'"
+    steps:
+      - name: find
+        worker_id: w
+        function: Find-It
+        output_params: { TargetId: id }
+      - name: s
+        worker_id: w
+        function: Do-It
+        when: "{{TargetId}} is empty and {{Kind}} in ['user'] and {{_batch_id}} > 0"
+`);
+    expect(templateColumns(definition)).toEqual(["Upn", "HasMailbox", "Region", "Kind"]);
+  });
 });
 
 describe("csvHeaderLine", () => {

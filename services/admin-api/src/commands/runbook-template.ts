@@ -3,8 +3,10 @@ import { SPECIAL_VARIABLES, templateVariablesIn, type RunbookDefinition } from "
 /**
  * GET /api/runbooks/{name}/template (000 "Download CSV template"): the header row of a member CSV
  * the runbook can run, in this order: the primary key, the batch time column (if the runbook
- * groups by one), the multi-valued columns it declares, then every other variable its member
- * steps reference (phases, on_member_removed, rollbacks; function names included), sorted.
+ * groups by one), the multi-valued columns it declares, the `columns` it declares for `when:`
+ * conditions (which read nothing else but outputs and specials, issue 30), then every other
+ * variable its member steps reference (phases, on_member_removed, rollbacks; function names
+ * included), sorted.
  * Left out: the special variables (`_batch_id`, `_batch_start_time`) and the variables that
  * steps' output_params fill in from worker results. Init steps can only use special variables.
  */
@@ -19,6 +21,7 @@ export function templateColumns(runbook: RunbookDefinition): string[] {
     dataSource.primaryKey,
     ...(dataSource.batchTimeColumn === undefined ? [] : [dataSource.batchTimeColumn]),
     ...dataSource.multiValuedColumns.map((column) => column.name),
+    ...(dataSource.columns ?? []),
     ...referenced,
   ];
   return [...new Set(columns)];

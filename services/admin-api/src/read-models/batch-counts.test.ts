@@ -77,6 +77,7 @@ describe("readBatchCounts", () => {
     const { batch, phase, steps } = await runningBatch(2);
     expect((await readBatchCounts(db, batch.id))?.phases.get(phase.id)).toEqual({
       succeeded: 0,
+      skipped: 0,
       failed: 0,
       cancelled: 0,
       running: 2,
@@ -85,6 +86,7 @@ describe("readBatchCounts", () => {
     await transitionStep(db, steps[0]!.id, "succeed");
     expect((await readBatchCounts(db, batch.id))?.phases.get(phase.id)).toEqual({
       succeeded: 1,
+      skipped: 0,
       failed: 0,
       cancelled: 0,
       running: 1,
@@ -102,7 +104,13 @@ describe("readBatchCounts", () => {
     let clock = 1_000_000;
     const now = () => clock;
     const ended = await readBatchCounts(db, batch.id, now);
-    expect(ended?.phases.get(phase.id)).toEqual({ succeeded: 2, failed: 0, cancelled: 0, running: 0 });
+    expect(ended?.phases.get(phase.id)).toEqual({
+      succeeded: 2,
+      skipped: 0,
+      failed: 0,
+      cancelled: 0,
+      running: 0,
+    });
     expect(ended?.members).toEqual({ active: 2, failed: 0, removed: 0 });
 
     // Nothing moves a step of an ended batch; were something to, the kept counts would show it
@@ -110,12 +118,19 @@ describe("readBatchCounts", () => {
     await sql`UPDATE step_executions SET status = 'failed' WHERE id = ${steps[0]!.id}`.execute(db);
     await transitionMember(db, members[1]!.id, "remove");
     const kept = await readBatchCounts(db, batch.id, now);
-    expect(kept?.phases.get(phase.id)).toEqual({ succeeded: 2, failed: 0, cancelled: 0, running: 0 });
+    expect(kept?.phases.get(phase.id)).toEqual({
+      succeeded: 2,
+      skipped: 0,
+      failed: 0,
+      cancelled: 0,
+      running: 0,
+    });
     expect(kept?.members).toEqual({ active: 1, failed: 0, removed: 1 });
 
     clock += ENDED_BATCH_COUNTS_TTL_MS + 1;
     expect((await readBatchCounts(db, batch.id, now))?.phases.get(phase.id)).toEqual({
       succeeded: 1,
+      skipped: 0,
       failed: 1,
       cancelled: 0,
       running: 0,

@@ -51,7 +51,15 @@ export const createdBatchSchema = batchSchema
   .meta({ id: "CreatedBatch" });
 
 export const phaseMemberCountsSchema = z
-  .object({ succeeded: count, failed: count, cancelled: count, running: count })
+  .object({
+    succeeded: count,
+    skipped: count.meta({
+      description: "Members whose every step of the phase its when: conditions skipped (they are through)",
+    }),
+    failed: count,
+    cancelled: count,
+    running: count,
+  })
   .meta({ id: "PhaseMemberCounts", description: "How the phase went for its members" });
 
 export const batchDetailSchema = batchListItemSchema

@@ -20,6 +20,13 @@ export const plannedStepSchema = z
     resolvedAtRunTime: z.array(z.string()).meta({
       description: "{{_batch_id}} and worker outputs of earlier steps: known once the batch runs",
     }),
+    when: z.string().nullable().meta({ description: "The step's own when: condition as written" }),
+    whenDecision: z.enum(["always", "runs", "skipped", "at_run_time", "invalid"]).meta({
+      description:
+        "always: no condition (its own or its phase's); runs / skipped: decided from the member's " +
+        "data; at_run_time: it reads an earlier step's output or {{_batch_id}}; invalid: it cannot be " +
+        "decided for this member (the step would fail with condition.invalid)",
+    }),
   })
   .meta({ id: "PlannedStep" });
 
@@ -34,7 +41,9 @@ export const runbookPlanSchema = z
       description: "Members whose steps were planned: every CSV member; the first `limit` source rows",
     }),
     unresolvedCount: count.meta({
-      description: "Planned steps (init steps once per batch) with at least one unresolved variable",
+      description:
+        "Planned steps (init steps once per batch) with at least one unresolved variable, " +
+        "leaving out the steps their when: skips",
     }),
     limit: count.meta({ description: "At most this many members are listed" }),
     batches: z.array(
@@ -50,6 +59,9 @@ export const runbookPlanSchema = z
               z.object({
                 phase: z.string(),
                 dueAt: nullableTimestamp.meta({ description: "batch start − offset; null when manual" }),
+                when: z.string().nullable().meta({
+                  description: "The phase's when: condition as written, decided with each of its steps",
+                }),
                 steps: z.array(plannedStepSchema),
               }),
             ),

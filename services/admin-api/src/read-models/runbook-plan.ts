@@ -82,8 +82,11 @@ export async function planRunbook(
   const planner = createRunbookPlanner(definition);
   const batches = new Map<number | null, PlannedBatch>();
   let unresolvedCount = 0;
+  // A step its when: skips resolves nothing, so it cannot fail with template.unresolved.
   const countUnresolved = (steps: readonly PlannedStep[]) => {
-    unresolvedCount += steps.filter((step) => step.unresolved.length > 0).length;
+    unresolvedCount += steps.filter(
+      (step) => step.unresolved.length > 0 && step.whenDecision !== "skipped",
+    ).length;
   };
   let index = 0;
   // The CSV's members are planned as they are read (only the listed ones are kept); a CSV with

@@ -184,6 +184,57 @@ describe("GET /api/batches/{id}/progress", () => {
     });
   });
 
+  it("shows a step its when: skipped (issue 30) as skipped in the grid, the report and the phase counts, and as done", async () => {
+    const batchId = await newBatch(["k@contoso.test", "l@contoso.test"]);
+    const first = await phaseSteps(batchId, "first");
+    const second = await phaseSteps(batchId, "second");
+    await endStep(first[0]!, "succeed", { completedAt: new Date("2026-01-01T10:00:01Z") });
+    const at = new Date("2026-01-01T10:00:02Z");
+    const reason = "when: {{HasMailbox}} == 'true' is false";
+    expect(
+      await transitionStep(harness.db, first[1]!, "skip", { reason, set: { completedAt: at } }),
+    ).toBeDefined();
+    await endStep(second[0]!, "succeed", { completedAt: new Date("2026-01-01T10:00:03Z") });
+    expect(
+      await transitionStep(harness.db, second[1]!, "skip", { reason, set: { completedAt: at } }),
+    ).toBeDefined();
+
+    const grid = await harness.request("GET", `/batches/${batchId}/grid`, { token: harness.readerToken });
+    expect(grid.body.members[1].steps.map((step: { status: string }) => step.status)).toEqual([
+      "skipped",
+      "skipped",
+    ]);
+    // Through once every step succeeded or was skipped: l, whose steps were all skipped, too.
+    const progress = await harness.request("GET", `/batches/${batchId}/progress`, {
+      token: harness.readerToken,
+    });
+    expect(progress.body.points).toEqual([
+      { at: "2026-01-01T10:00:02.000Z", succeeded: 1, failed: 0 },
+      { at: "2026-01-01T10:00:03.000Z", succeeded: 2, failed: 0 },
+    ]);
+    const detail = await harness.request("GET", `/batches/${batchId}`, { token: harness.readerToken });
+    expect(detail.body.phases.map((phase: { memberCounts: unknown }) => phase.memberCounts)).toEqual([
+      { succeeded: 1, skipped: 1, failed: 0, cancelled: 0, running: 0 },
+      { succeeded: 1, skipped: 1, failed: 0, cancelled: 0, running: 0 },
+    ]);
+    const report = await fetch(`${harness.url}/api/batches/${batchId}/report.csv`, {
+      headers: { authorization: `Bearer ${harness.readerToken}` },
+    });
+    const lines = (await report.text()).trimEnd().split(/\r?\n/);
+    expect(lines[2]).toMatch(
+      /,l@contoso\.test,active,skipped,,2026-01-01T10:00:02\.000Z,skipped,,2026-01-01T10:00:02\.000Z$/,
+    );
+    const events = await harness.request("GET", `/batches/${batchId}/events`, { token: harness.readerToken });
+    expect(
+      events.body.items
+        .filter((event: { toStatus: string }) => event.toStatus === "skipped")
+        .map((event: { entityId: number; reason: string }) => [event.entityId, event.reason]),
+    ).toEqual([
+      [first[1], reason],
+      [second[1], reason],
+    ]);
+  });
+
   it("answers 404 for a batch that does not exist", async () => {
     const response = await harness.request("GET", "/batches/999999/progress");
     expect([response.status, response.body.code]).toEqual([404, "resource.not_found"]);

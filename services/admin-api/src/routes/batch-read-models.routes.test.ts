@@ -100,7 +100,7 @@ describe("member counts", () => {
         outcome: null,
         succeededMembers: null,
         failedMembers: null,
-        memberCounts: { succeeded: 1, failed: 1, cancelled: 1, running: 2 },
+        memberCounts: { succeeded: 1, skipped: 0, failed: 1, cancelled: 1, running: 2 },
       },
       {
         id: second!.id,
@@ -111,15 +111,15 @@ describe("member counts", () => {
         outcome: null,
         succeededMembers: null,
         failedMembers: null,
-        memberCounts: { succeeded: 0, failed: 0, cancelled: 0, running: 0 },
+        memberCounts: { succeeded: 0, skipped: 0, failed: 0, cancelled: 0, running: 0 },
       },
     ]);
     expect(detail.body).not.toHaveProperty("yamlContent");
 
     const phases = await harness.request("GET", `/batches/${id}/phases`);
     expect(phases.body.map((p: Json) => [p.phaseName, p.runbookVersion, p.memberCounts])).toEqual([
-      ["first", 1, { succeeded: 1, failed: 1, cancelled: 1, running: 2 }],
-      ["second", 1, { succeeded: 0, failed: 0, cancelled: 0, running: 0 }],
+      ["first", 1, { succeeded: 1, skipped: 0, failed: 1, cancelled: 1, running: 2 }],
+      ["second", 1, { succeeded: 0, skipped: 0, failed: 0, cancelled: 0, running: 0 }],
     ]);
   });
 });

@@ -131,6 +131,8 @@ describe("POST /api/runbooks/{name}/plan from a CSV", () => {
         params: { Name: "batch-{{_batch_id}}" },
         unresolved: [],
         resolvedAtRunTime: ["_batch_id"],
+        when: null,
+        whenDecision: "always",
       },
     ]);
     expect(batch.members.map((member: { key: string }) => member.key)).toEqual([
@@ -141,6 +143,7 @@ describe("POST /api/runbooks/{name}/plan from a CSV", () => {
       {
         phase: "prepare",
         dueAt: null,
+        when: null,
         steps: [
           {
             step: "create-user",
@@ -154,12 +157,15 @@ describe("POST /api/runbooks/{name}/plan from a CSV", () => {
             },
             unresolved: ["Department"],
             resolvedAtRunTime: [],
+            when: null,
+            whenDecision: "always",
           },
         ],
       },
       {
         phase: "cutover",
         dueAt: null,
+        when: null,
         steps: [
           {
             step: "move",
@@ -168,6 +174,8 @@ describe("POST /api/runbooks/{name}/plan from a CSV", () => {
             params: { Target: "{{TargetId}}", Start: "{{_batch_start_time}}" },
             unresolved: ["_batch_start_time"],
             resolvedAtRunTime: ["TargetId"],
+            when: null,
+            whenDecision: "always",
           },
         ],
       },

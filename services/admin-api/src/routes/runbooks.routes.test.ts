@@ -92,6 +92,44 @@ describe("POST /api/runbooks", () => {
     expect(response.body.detail).toContain("JSON { yaml");
   });
 
+  it("refuses a when: with a syntax error or an undeclared column at its line:column, storing nothing", async () => {
+    const withWhen = (name: string, when: string) =>
+      testRunbookYaml({ name }).replace(
+        "        function: Test-Echo\n",
+        `        function: Test-Echo\n        when: "${when}"\n`,
+      );
+    const refused = await publishYaml(
+      withWhen("conditional", "{{ProxyAddresses}} is not empty and {{Mailbox}} = 'yes'"),
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.body.code).toBe("runbook.invalid");
+    // The step's `when:` is line 17; its text starts at column 16.
+    expect(refused.body.problems).toEqual([
+      {
+        path: "phases[0].steps[0].when",
+        line: 17,
+        column: 64,
+        message: "unexpected '=': compare with ==",
+      },
+    ]);
+    const unknown = await publishYaml(withWhen("conditional", "{{Mailbox}} == 'yes'"));
+    expect(unknown.body.problems).toEqual([
+      {
+        path: "phases[0].steps[0].when",
+        line: 17,
+        column: 16,
+        message:
+          "{{Mailbox}} is neither a column the data source declares nor an output of an earlier step " +
+          "(list the column in data_source.columns; declared: UserPrincipalName, ProxyAddresses)",
+      },
+    ]);
+    expect(
+      await harness.db.selectFrom("runbooks").select("id").where("name", "=", "conditional").execute(),
+    ).toEqual([]);
+    const published = await publishYaml(withWhen("conditional", "{{ProxyAddresses}} is not empty"));
+    expect(published.status).toBe(201);
+  });
+
   it("rejects an unknown overdueBehavior, naming the field", async () => {
     const response = await publishJson({ yaml: testRunbookYaml({ name: "bad-opt" }), overdueBehavior: "x" });
     expect(response.status).toBe(400);

@@ -14,12 +14,14 @@ import {
 
 /**
  * "2/3 succeeded, 0 failed, 0 cancelled, 1 running": a phase's members out of those with steps
- * in it; before the phase is dispatched none has any.
+ * in it; before the phase is dispatched none has any. Members its `when:` skipped entirely are
+ * named when there are any ("1/3 succeeded, 1 skipped, …", issue 30).
  */
 export function formatMemberCounts(counts: MemberCountsView): string {
   const total = phaseTotal(counts);
   if (total === 0) return "no members started";
-  return `${counts.succeeded}/${total} succeeded, ${counts.failed} failed, ${counts.cancelled} cancelled, ${counts.running} running`;
+  const skipped = counts.skipped > 0 ? `, ${counts.skipped} skipped` : "";
+  return `${counts.succeeded}/${total} succeeded${skipped}, ${counts.failed} failed, ${counts.cancelled} cancelled, ${counts.running} running`;
 }
 
 /**
@@ -43,7 +45,7 @@ export function formatBatchMembers(counts: Readonly<Record<string, number>>): st
 }
 
 export function phaseTotal(counts: MemberCountsView): number {
-  return counts.succeeded + counts.failed + counts.cancelled + counts.running;
+  return counts.succeeded + counts.skipped + counts.failed + counts.cancelled + counts.running;
 }
 
 export function printBatchDetail(output: Output, value: unknown): void {
@@ -104,6 +106,7 @@ export function printPhases(output: Output, value: unknown): void {
       { header: "DISPATCHED", value: (p) => p.dispatchedAt },
       { header: "COMPLETED", value: (p) => p.completedAt },
       { header: "SUCCEEDED", value: (p) => p.memberCounts.succeeded, align: "right" },
+      { header: "SKIPPED", value: (p) => p.memberCounts.skipped, align: "right" },
       { header: "FAILED", value: (p) => p.memberCounts.failed, align: "right" },
       { header: "CANCELLED", value: (p) => p.memberCounts.cancelled, align: "right" },
       { header: "RUNNING", value: (p) => p.memberCounts.running, align: "right" },

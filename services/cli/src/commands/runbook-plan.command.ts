@@ -13,6 +13,8 @@ const plannedStep = z.looseObject({
   functionName: z.string(),
   unresolved: z.array(z.string()),
   resolvedAtRunTime: z.array(z.string()),
+  // Issue 30; a server from before it has no conditions.
+  whenDecision: z.string().default("always"),
 });
 
 const planView = z.looseObject({
@@ -45,12 +47,23 @@ interface PlanRow {
   readonly step: string;
   readonly functionName: string;
   readonly unresolved: string;
+  readonly when: string;
 }
+
+/** The WHEN column: whether the step's `when:` (or its phase's) lets it run for the member. */
+const WHEN_WORDS: Readonly<Record<string, string>> = {
+  always: "",
+  runs: "runs",
+  skipped: "skipped",
+  at_run_time: "at run time",
+  invalid: "condition.invalid",
+};
 
 /**
  * `runbook plan <name> (--csv <file> | --source)`: the dry run of issue 12. Prints one line per
  * member step (init steps once per batch) with its resolved function and the templates that would
- * not resolve; --json gives the API's whole answer, parameters included (secrets masked).
+ * not resolve, and, for a runbook with `when:` conditions, whether each step runs for the member;
+ * --json gives the API's whole answer, parameters and conditions included (secrets masked).
  */
 export function registerRunbookPlanCommand(runbook: Command, runtime: CommandRuntime): void {
   runbook
@@ -116,6 +129,8 @@ function printPlan(session: Session, plan: PlanView): void {
       ),
     ),
   ]);
+  // Only a runbook with conditions gets the WHEN column: the others' tables stay as they were.
+  const conditional = rows.some((r) => r.when !== "");
   output.table(
     rows,
     [
@@ -123,6 +138,7 @@ function printPlan(session: Session, plan: PlanView): void {
       { header: "PHASE", value: (r) => r.phase },
       { header: "DUE", value: (r) => r.due ?? "manual" },
       { header: "STEP", value: (r) => r.step },
+      ...(conditional ? [{ header: "WHEN", value: (r: PlanRow) => r.when }] : []),
       { header: "FUNCTION", value: (r) => r.functionName, shrink: true },
       { header: "UNRESOLVED", value: (r) => r.unresolved, shrink: true },
     ],
@@ -138,5 +154,6 @@ function row(member: string, phase: string, due: string | null, step: z.infer<ty
     step: step.step,
     functionName: step.functionName,
     unresolved: step.unresolved.length === 0 ? "" : step.unresolved.join(", "),
+    when: WHEN_WORDS[step.whenDecision] ?? step.whenDecision,
   };
 }

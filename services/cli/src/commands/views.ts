@@ -85,6 +85,8 @@ export type BatchListItemView = z.infer<typeof batchListItemView>;
 
 export const memberCountsView = z.looseObject({
   succeeded: z.number(),
+  // Issue 30; a server from before it has no skipped steps.
+  skipped: z.number().default(0),
   failed: z.number(),
   cancelled: z.number(),
   running: z.number(),

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Output } from "../output/output.ts";
 import type { BatchDetailView, EventView } from "./views.ts";
+import { formatMemberCounts } from "./batch.views.ts";
 import { progressBar, WatchView } from "./watch-view.ts";
 
 function batch(status: string, running: number, succeeded: number): BatchDetailView {
@@ -22,7 +23,7 @@ function batch(status: string, running: number, succeeded: number): BatchDetailV
         sequence: 0,
         status: running > 0 ? "dispatched" : "completed",
         dueAt: null,
-        memberCounts: { succeeded, failed: 0, cancelled: 0, running },
+        memberCounts: { succeeded, skipped: 0, failed: 0, cancelled: 0, running },
       },
     ],
   };
@@ -113,9 +114,23 @@ describe("batch watch view", () => {
   });
 
   it("fills the bar with the finished share of the dispatched members", () => {
-    expect(progressBar({ succeeded: 0, failed: 0, cancelled: 0, running: 0 })).toBe(`[${"-".repeat(20)}]`);
-    expect(progressBar({ succeeded: 1, failed: 1, cancelled: 0, running: 2 })).toBe(
+    expect(progressBar({ succeeded: 0, skipped: 0, failed: 0, cancelled: 0, running: 0 })).toBe(
+      `[${"-".repeat(20)}]`,
+    );
+    expect(progressBar({ succeeded: 1, skipped: 0, failed: 1, cancelled: 0, running: 2 })).toBe(
       `[${"#".repeat(10)}${"-".repeat(10)}]`,
+    );
+    // Members a when: skipped through the whole phase are finished too (issue 30).
+    expect(progressBar({ succeeded: 1, skipped: 2, failed: 0, cancelled: 0, running: 1 })).toBe(
+      `[${"#".repeat(15)}${"-".repeat(5)}]`,
+    );
+  });
+
+  it("names the members a when: skipped through the phase, only when there are some", () => {
+    const counts = { succeeded: 1, skipped: 2, failed: 0, cancelled: 0, running: 1 };
+    expect(formatMemberCounts(counts)).toBe("1/4 succeeded, 2 skipped, 0 failed, 0 cancelled, 1 running");
+    expect(formatMemberCounts({ ...counts, skipped: 0 })).toBe(
+      "1/2 succeeded, 0 failed, 0 cancelled, 1 running",
     );
   });
 });

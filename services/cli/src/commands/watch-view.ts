@@ -93,10 +93,10 @@ export function phaseLine(
   return `${formatCell(phase.phaseName)}: ${phase.status}${separator}${counts}`;
 }
 
-/** Finished members (succeeded, failed or cancelled) out of those dispatched: `[#####-----]`. */
+/** Finished members (succeeded, skipped, failed or cancelled) out of those dispatched: `[#####-----]`. */
 export function progressBar(counts: MemberCountsView): string {
   const total = phaseTotal(counts);
-  const done = counts.succeeded + counts.failed + counts.cancelled;
+  const done = counts.succeeded + counts.skipped + counts.failed + counts.cancelled;
   const filled = total === 0 ? 0 : Math.round((done / total) * BAR_WIDTH);
   return `[${"#".repeat(filled)}${"-".repeat(BAR_WIDTH - filled)}]`;
 }

@@ -7,7 +7,7 @@ import { ApiError, apiFetch, apiSend } from "../../api/client.ts";
 export type BatchStatus =
   "detected" | "init_dispatched" | "active" | "paused" | "completed" | "failed" | "cancelled";
 export type ExecutionStatus =
-  "pending" | "dispatched" | "succeeded" | "failed" | "polling" | "poll_timeout" | "cancelled";
+  "pending" | "dispatched" | "succeeded" | "failed" | "polling" | "poll_timeout" | "cancelled" | "skipped";
 export type MemberStatus = "active" | "removed" | "failed";
 
 export interface PhaseSummary {
@@ -19,7 +19,14 @@ export interface PhaseSummary {
   readonly outcome: string | null;
   readonly succeededMembers: number | null;
   readonly failedMembers: number | null;
-  readonly memberCounts: { succeeded: number; failed: number; cancelled: number; running: number };
+  readonly memberCounts: {
+    succeeded: number;
+    /** Members whose every step of the phase a when: condition skipped (issue 30). */
+    skipped: number;
+    failed: number;
+    cancelled: number;
+    running: number;
+  };
 }
 
 export interface BatchDetail {

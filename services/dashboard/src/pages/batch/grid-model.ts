@@ -73,6 +73,9 @@ export function cellLook(status: ExecutionStatus | undefined): CellLook {
       return { letter: "T", label: "poll timed out", className: "cell-failed" };
     case "cancelled":
       return { letter: "C", label: "cancelled", className: "cell-cancelled" };
+    case "skipped":
+      // Done without running: its when: was false for this member (issue 30).
+      return { letter: "K", label: "skipped (when: false)", className: "cell-skipped" };
     default:
       return unreachable(status);
   }
@@ -85,6 +88,7 @@ export const legendStatuses: readonly (ExecutionStatus | undefined)[] = [
   "dispatched",
   "polling",
   "succeeded",
+  "skipped",
   "failed",
   "poll_timeout",
   "cancelled",

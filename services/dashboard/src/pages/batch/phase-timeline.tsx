@@ -40,6 +40,7 @@ export function PhaseTimeline(props: { readonly batch: BatchDetail }) {
               <p class="phase-counts">
                 <span>{phase.memberCounts.running} running</span>
                 <span>{phase.memberCounts.succeeded} succeeded</span>
+                {phase.memberCounts.skipped > 0 && <span>{phase.memberCounts.skipped} skipped</span>}
                 <span>{phase.memberCounts.failed} failed</span>
                 {phase.memberCounts.cancelled > 0 && <span>{phase.memberCounts.cancelled} cancelled</span>}
               </p>
