@@ -1,5 +1,6 @@
 import type {
   DataSourceConfig,
+  PhaseApproval,
   PhaseDefinition,
   RetryConfig,
   RunbookDefinition,
@@ -58,12 +59,19 @@ function toDataSource(source: RunbookYaml["data_source"]): DataSourceConfig {
 }
 
 function toPhase(phase: RunbookYaml["phases"][number]): PhaseDefinition {
-  return {
+  const definition: PhaseDefinition = {
     name: phase.name,
     offset: phase.offset,
     offsetMinutes: parseOffset(phase.offset),
     steps: phase.steps.map(toStep),
   };
+  if (phase.approval === "required") {
+    // Reject unless told otherwise: an unanswered go/no-go is not a go.
+    const approval: PhaseApproval = { timeoutOutcome: phase.approval_timeout_outcome ?? "reject" };
+    if (phase.approval_timeout !== undefined) approval.timeoutSeconds = parseDuration(phase.approval_timeout);
+    definition.approval = approval;
+  }
+  return definition;
 }
 
 export function toRunbookDefinition(runbook: RunbookYaml): RunbookDefinition {
