@@ -12,6 +12,7 @@ import { operatorIdempotencyMigration } from "./0011_operator_idempotency.ts";
 import { notificationsMigration } from "./0010_notifications.ts";
 import { webhookTombstonesMigration } from "./0012_webhook_tombstones_sealed_secrets.ts";
 import { busDeadLettersMigration } from "./0013_bus_dead_letters.ts";
+import { approvalGatesMigration } from "./0015_approval_gates.ts";
 
 /** Applied in key order by migrate.ts; names sort lexically, hence the zero-padded prefix. */
 export const migrations: Record<string, Migration> = {
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   "0010_notifications": notificationsMigration,
   "0012_webhook_tombstones_sealed_secrets": webhookTombstonesMigration,
   "0013_bus_dead_letters": busDeadLettersMigration,
+  "0015_approval_gates": approvalGatesMigration,
 };
