@@ -82,7 +82,10 @@ export const phaseApprovalPayloadSchema = z.object({
       description:
         "When the approval timeout applies its outcome (approval_timeout); null when the phase waits for as long as it takes",
     }),
-    timeoutOutcome: z.enum(["approve", "reject"]).meta({ description: "What the timeout decides" }),
+    timeoutOutcome: z
+      .enum(["approve", "reject"])
+      .nullable()
+      .meta({ description: "What the timeout decides; null without a timeout" }),
     decidedBy: z.enum(["operator", "timeout"]).nullable().meta({
       description:
         "Who decided: an operator (named in the audit trail, GET /api/audit) or the timeout; null while awaiting",

@@ -161,7 +161,20 @@ export const eventPageSchema = z
 export const advanceResultSchema = z
   .discriminatedUnion("action", [
     z.object({ action: z.literal("init"), batchId: id }),
-    z.object({ action: z.literal("phase"), batchId: id, phaseName: z.string(), phaseExecutionId: id }),
+    z.object({
+      action: z.literal("phase"),
+      batchId: id,
+      phaseName: z.string(),
+      phaseExecutionId: id,
+      sequence: count.meta({
+        description: "The phase's position in the runbook (0-based), as …/phases/{seq} names it",
+      }),
+      phaseStatus: z.enum(["dispatched", "awaiting_approval"]).meta({
+        description:
+          "awaiting_approval: the runbook gates the phase (approval: required); nothing is sent until " +
+          "POST /api/batches/{id}/phases/{seq}/approve",
+      }),
+    }),
   ])
   .meta({ id: "AdvanceResult", description: "What was dispatched: the init steps or the next phase" });
 
