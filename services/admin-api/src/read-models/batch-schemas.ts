@@ -21,6 +21,23 @@ const outcomeFields = {
   succeededMembers: count.nullable().meta({ description: "Members through, stamped with the outcome" }),
   failedMembers: count.nullable().meta({ description: "Members failed, stamped with the outcome" }),
 };
+/** A phase's approval gate (issue 30), as GET /api/batches/{id} summarises it. */
+const approvalSummaryFields = {
+  approvalRequired: z.boolean().meta({
+    description:
+      "The runbook gates the phase (approval: required): when due (or advanced) it waits in " +
+      "awaiting_approval for POST /api/batches/{id}/phases/{seq}/approve or …/reject",
+  }),
+  approvalExpiresAt: nullableTimestamp.meta({
+    description:
+      "When its approval_timeout decides, once it waits; null without a timeout or before it waits",
+  }),
+  approvalDecision: z
+    .enum(["approved", "rejected"])
+    .nullable()
+    .meta({ description: "How its wait ended (by an operator or the timeout: see the events); null before" }),
+};
+
 export const batchSchema = z
   .object({
     id,
@@ -64,6 +81,7 @@ export const batchDetailSchema = batchListItemSchema
         status: z.enum(phaseMachine.states),
         dueAt: nullableTimestamp,
         ...outcomeFields,
+        ...approvalSummaryFields,
         memberCounts: phaseMemberCountsSchema,
       }),
     ),
@@ -110,6 +128,14 @@ export const phaseExecutionSchema = z
         "When every member's steps of the phase existed (phase-due creates them in chunks); null before.",
     }),
     ...outcomeFields,
+    ...approvalSummaryFields,
+    approvalTimeoutSeconds: count
+      .nullable()
+      .meta({ description: "The runbook's approval_timeout; null: none" }),
+    approvalTimeoutOutcome: z
+      .enum(["approve", "reject"])
+      .nullable()
+      .meta({ description: "The runbook's approval_timeout_outcome; null without a timeout" }),
     memberCounts: phaseMemberCountsSchema,
   })
   .meta({ id: "PhaseExecution" });
