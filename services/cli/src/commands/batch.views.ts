@@ -69,6 +69,7 @@ export function printBatchDetail(output: Output, value: unknown): void {
       { header: "STATUS", value: (p) => p.status },
       { header: "OUTCOME", value: (p) => p.outcome },
       { header: "DUE", value: (p) => p.dueAt },
+      { header: "APPROVAL", value: formatApproval },
       { header: "MEMBERS", value: (p) => formatMemberCounts(p.memberCounts) },
     ],
     "No phases.",
@@ -90,6 +91,21 @@ export function printMembers(output: Output, value: unknown): void {
   );
 }
 
+/** `required`, `awaiting until <time>`, `approved`, `rejected`; empty for a phase without a gate. */
+export function formatApproval(phase: {
+  readonly status: string;
+  readonly approvalRequired?: boolean | undefined;
+  readonly approvalExpiresAt?: string | null | undefined;
+  readonly approvalDecision?: string | null | undefined;
+}): string | null {
+  if (phase.approvalRequired !== true) return null;
+  if (phase.approvalDecision !== null && phase.approvalDecision !== undefined) return phase.approvalDecision;
+  if (phase.status !== "awaiting_approval") return "required";
+  return phase.approvalExpiresAt === null || phase.approvalExpiresAt === undefined
+    ? "awaiting"
+    : `awaiting until ${phase.approvalExpiresAt}`;
+}
+
 export function printPhases(output: Output, value: unknown): void {
   output.table(
     readAs(z.array(phaseView), value, "phase list"),
@@ -101,6 +117,7 @@ export function printPhases(output: Output, value: unknown): void {
       { header: "STATUS", value: (p) => p.status },
       { header: "OUTCOME", value: (p) => p.outcome },
       { header: "DUE", value: (p) => p.dueAt },
+      { header: "APPROVAL", value: formatApproval },
       { header: "DISPATCHED", value: (p) => p.dispatchedAt },
       { header: "COMPLETED", value: (p) => p.completedAt },
       { header: "SUCCEEDED", value: (p) => p.memberCounts.succeeded, align: "right" },
