@@ -69,7 +69,7 @@ export function printBatchDetail(output: Output, value: unknown): void {
       { header: "STATUS", value: (p) => p.status },
       { header: "OUTCOME", value: (p) => p.outcome },
       { header: "DUE", value: (p) => p.dueAt },
-      { header: "APPROVAL", value: formatApproval },
+      ...approvalColumn(b.phases),
       { header: "MEMBERS", value: (p) => formatMemberCounts(p.memberCounts) },
     ],
     "No phases.",
@@ -91,6 +91,14 @@ export function printMembers(output: Output, value: unknown): void {
   );
 }
 
+type ApprovalFields = Parameters<typeof formatApproval>[0];
+
+/** The APPROVAL column, only for a batch with a gated phase: other batches' tables stay as they were. */
+function approvalColumn<P extends ApprovalFields>(phases: readonly P[]) {
+  if (!phases.some((phase) => phase.approvalRequired === true)) return [];
+  return [{ header: "APPROVAL", value: (phase: P) => formatApproval(phase) }];
+}
+
 /** `required`, `awaiting until <time>`, `approved`, `rejected`; empty for a phase without a gate. */
 export function formatApproval(phase: {
   readonly status: string;
@@ -107,8 +115,9 @@ export function formatApproval(phase: {
 }
 
 export function printPhases(output: Output, value: unknown): void {
+  const phases = readAs(z.array(phaseView), value, "phase list");
   output.table(
-    readAs(z.array(phaseView), value, "phase list"),
+    phases,
     [
       { header: "ID", value: (p) => p.id, align: "right" },
       { header: "SEQ", value: (p) => p.sequence, align: "right" },
@@ -117,7 +126,7 @@ export function printPhases(output: Output, value: unknown): void {
       { header: "STATUS", value: (p) => p.status },
       { header: "OUTCOME", value: (p) => p.outcome },
       { header: "DUE", value: (p) => p.dueAt },
-      { header: "APPROVAL", value: formatApproval },
+      ...approvalColumn(phases),
       { header: "DISPATCHED", value: (p) => p.dispatchedAt },
       { header: "COMPLETED", value: (p) => p.completedAt },
       { header: "SUCCEEDED", value: (p) => p.memberCounts.succeeded, align: "right" },

@@ -149,3 +149,58 @@ describe("matoolkit batch advance into a gated phase", () => {
     );
   });
 });
+
+describe("matoolkit batch get of a gated batch", () => {
+  const phase = (sequence: number, name: string, status: string, gate: Record<string, unknown>) => ({
+    id: 20 + sequence,
+    phaseName: name,
+    sequence,
+    status,
+    dueAt: null,
+    outcome: null,
+    succeededMembers: null,
+    failedMembers: null,
+    approvalExpiresAt: null,
+    approvalDecision: null,
+    ...gate,
+    memberCounts: { succeeded: 0, failed: 0, cancelled: 0, running: 0 },
+  });
+
+  it("shows an APPROVAL column saying what each gate waits for", async () => {
+    const result = await run(["batch", "get", "7"], {
+      status: 200,
+      body: {
+        id: 7,
+        runbookId: 3,
+        runbookName: "contoso-to-fabrikam",
+        runbookVersion: 1,
+        batchStartTime: null,
+        status: "active",
+        detectedAt: "2026-01-01T00:00:00.000Z",
+        initDispatchedAt: null,
+        isManual: true,
+        createdBy: "local-admin",
+        currentPhase: "cutover",
+        outcome: null,
+        succeededMembers: null,
+        failedMembers: null,
+        memberCounts: { active: 3 },
+        phases: [
+          phase(0, "pre-checks", "completed", { approvalRequired: false }),
+          phase(1, "cutover", "awaiting_approval", {
+            approvalRequired: true,
+            approvalExpiresAt: "2026-01-01T04:00:00.000Z",
+          }),
+          phase(2, "cleanup", "pending", { approvalRequired: true }),
+        ],
+      },
+    });
+    expect(result.stderr).toBe("");
+    const table = result.stdout.slice(result.stdout.indexOf("SEQ")).trimEnd().split("\n");
+    expect(table[0]).toMatch(/^SEQ\s+PHASE\s+STATUS\s+OUTCOME\s+DUE\s+APPROVAL\s+MEMBERS$/);
+    expect(table[2]).toMatch(
+      /^\s+1\s+cutover\s+awaiting_approval\s+-\s+-\s+awaiting until 2026-01-01T04:00:00.000Z\s/,
+    );
+    expect(table[3]).toMatch(/^\s+2\s+cleanup\s+pending\s+-\s+-\s+required\s/);
+  });
+});
