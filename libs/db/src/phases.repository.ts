@@ -1,4 +1,4 @@
-import { phaseMachine, type PhaseEvent } from "@matoolkit/domain";
+import { phaseMachine, type PhaseApproval, type PhaseEvent } from "@matoolkit/domain";
 import { sql, type RawBuilder } from "kysely";
 import { toColumnNames } from "./camel-case.ts";
 import type { Db } from "./connection.ts";
@@ -11,6 +11,8 @@ export interface NewPhaseInput {
   readonly offsetMinutes: number;
   readonly dueAt: Date | null;
   readonly runbookVersion: number;
+  /** The runbook phase's `approval: required` gate (issue 30); absent: the phase runs when due. */
+  readonly approval?: PhaseApproval | undefined;
 }
 
 /**
@@ -25,7 +27,7 @@ export async function insertPhases(
   if (phases.length === 0) return [];
   return db
     .insertInto("phaseExecutions")
-    .values(phases.map((phase) => ({ batchId, ...phase })))
+    .values(phases.map(({ approval, ...phase }) => ({ batchId, ...phase, ...approvalColumns(approval) })))
     .onConflict((conflict) => conflict.columns(["batchId", "phaseName", "runbookVersion"]).doNothing())
     .returningAll()
     .execute();
@@ -42,6 +44,16 @@ export async function getPhase(db: Db, id: number): Promise<PhaseExecution | und
  */
 export async function getPhaseForUpdate(db: Db, id: number): Promise<PhaseExecution | undefined> {
   return db.selectFrom("phaseExecutions").selectAll().where("id", "=", id).forUpdate().executeTakeFirst();
+}
+
+/** The gate as stored on the row: copied once, so every later decision reads the row alone. */
+function approvalColumns(approval: PhaseApproval | undefined) {
+  if (approval === undefined) return { approvalRequired: false };
+  return {
+    approvalRequired: true,
+    approvalTimeoutSeconds: approval.timeoutSeconds ?? null,
+    approvalTimeoutOutcome: approval.timeoutSeconds === undefined ? null : approval.timeoutOutcome,
+  };
 }
 
 /** In runbook order. */
@@ -117,6 +129,23 @@ function defaultColumns(event: PhaseEvent): Record<string, unknown> {
     case "skip":
     case "supersede":
       return {};
+    case "await_approval":
+      // The timeout's clock starts now; the batch workflow's timer wakes at this time.
+      return {
+        approval_expires_at: sql`CASE WHEN target.approval_timeout_seconds IS NULL THEN NULL
+          ELSE now() + make_interval(secs => target.approval_timeout_seconds) END`,
+      };
+    case "approve":
+      return { dispatched_at: sql`now()`, approval_decision: "approved" };
+    case "reject":
+      // Ended without sending anything: no member went through it, none failed in it.
+      return {
+        completed_at: sql`now()`,
+        approval_decision: "rejected",
+        outcome: "failed",
+        succeeded_members: 0,
+        failed_members: 0,
+      };
     case "reopen":
       // Ends again once the redriven members are done, with the outcome of that end.
       return { completed_at: null, outcome: null, succeeded_members: null, failed_members: null };
@@ -125,6 +154,26 @@ function defaultColumns(event: PhaseEvent): Record<string, unknown> {
       throw new Error(`unknown phase event ${String(unreachable)}`);
     }
   }
+}
+
+/**
+ * Whether a phase before `sequence` (runbook order) waits for approval: the later phases of the
+ * batch wait behind it (issue 30), so a cutover gate cannot be overtaken by the phase after it.
+ */
+export async function hasEarlierPhaseAwaitingApproval(
+  db: Db,
+  batchId: number,
+  sequence: number,
+): Promise<boolean> {
+  const row = await db
+    .selectFrom("phaseExecutions")
+    .select("id")
+    .where("batchId", "=", batchId)
+    .where("sequence", "<", sequence)
+    .where("status", "=", "awaiting_approval")
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 /** A pending phase of an automated batch that has fallen due, with what phase-due needs. */

@@ -169,6 +169,8 @@ export interface TestRunbookOptions {
   /** Phase names in runbook order, each with one step on `workerId`. */
   readonly phases?: readonly string[];
   readonly workerId?: string;
+  /** Phases with `approval: required` (issue 30). */
+  readonly gatedPhases?: readonly string[];
 }
 
 /** A valid runbook keyed by UserPrincipalName, with ProxyAddresses as a semicolon list. */
@@ -182,7 +184,9 @@ export function testRunbookYaml(options: TestRunbookOptions): string {
   const phaseYaml = phases
     .map(
       (phase, index) =>
-        `  - name: ${phase}\n    offset: T-${phases.length - index}d\n    steps:\n` +
+        `  - name: ${phase}\n    offset: T-${phases.length - index}d\n` +
+        (options.gatedPhases?.includes(phase) === true ? "    approval: required\n" : "") +
+        "    steps:\n" +
         `      - name: ${phase}-step\n        worker_id: ${workerId}\n        function: Test-Echo\n`,
     )
     .join("");

@@ -4,6 +4,7 @@ import { registerAuthCommands } from "./commands/auth.commands.ts";
 import { registerAutomationCommands } from "./commands/automation.commands.ts";
 import { registerBatchCommands } from "./commands/batch.commands.ts";
 import { registerConfigCommands } from "./commands/config.commands.ts";
+import { registerPhaseCommands } from "./commands/phase.commands.ts";
 import { registerRunbookCommands } from "./commands/runbook.commands.ts";
 import { registerTenantCommands } from "./commands/tenant.commands.ts";
 import { registerWebhookCommands } from "./commands/webhook.commands.ts";
@@ -52,6 +53,7 @@ function buildProgram(runtime: CommandRuntime): Command {
   registerRunbookCommands(program, runtime);
   registerAutomationCommands(program, runtime);
   registerBatchCommands(program, runtime);
+  registerPhaseCommands(program, runtime);
   registerAuthCommands(program, runtime);
   registerConfigCommands(program, runtime);
   registerWebhookCommands(program, runtime);

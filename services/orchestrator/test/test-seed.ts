@@ -9,6 +9,7 @@ import {
   type JsonObject,
   type PhaseExecution,
 } from "@matoolkit/db";
+import { phaseRowsFor } from "@matoolkit/commands";
 import { parseRunbookOrThrow } from "@matoolkit/domain";
 
 /** Runbooks, batches and members for scenario tests, written as the admin API would. */
@@ -24,12 +25,15 @@ let runbookCounter = 0;
 
 /**
  * Publishes `yaml` (its `name:` line replaced by a unique name) and creates a manual batch with
- * these members and one pending phase execution per phase; active at once when there is no init.
+ * these members and one pending phase execution per phase (as phaseRowsFor makes them, approval
+ * gates included); active at once when there is no init. `startsAt`: an automated batch starting
+ * then, its phases due at their offsets.
  */
 export async function seedBatch(
   db: Db,
   yaml: string,
   members: ReadonlyArray<{ key: string; data: JsonObject }>,
+  options: { readonly startsAt?: Date } = {},
 ): Promise<SeededBatch> {
   runbookCounter += 1;
   const name = `scenario-${process.pid}-${runbookCounter}`;
@@ -38,8 +42,8 @@ export async function seedBatch(
   const runbook = await publishRunbook(db, { name, yamlContent, overdueBehavior: "rerun", rerunInit: false });
   const batch = await insertBatch(db, {
     runbookId: runbook.id,
-    batchStartTime: new Date("2030-01-01T00:00:00Z"),
-    isManual: true,
+    batchStartTime: options.startsAt ?? new Date("2030-01-01T00:00:00Z"),
+    isManual: options.startsAt === undefined,
     createdBy: null,
   });
   const inserted = await insertMembers(
@@ -50,13 +54,7 @@ export async function seedBatch(
   const phases = await insertPhases(
     db,
     batch.id,
-    definition.phases.map((phase, sequence) => ({
-      phaseName: phase.name,
-      sequence,
-      offsetMinutes: phase.offsetMinutes,
-      dueAt: null,
-      runbookVersion: runbook.version,
-    })),
+    phaseRowsFor(definition, runbook.version, options.startsAt ?? null),
   );
   if (definition.init.length === 0)
     await transitionBatch(db, batch.id, "activate", { reason: "runbook has no init steps" });

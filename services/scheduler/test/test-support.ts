@@ -70,6 +70,8 @@ export async function startSchedulerHarness(): Promise<SchedulerHarness> {
 export interface PhaseSpec {
   readonly name: string;
   readonly offset: string;
+  /** `approval: required` (issue 30), with an `approval_timeout` when given. */
+  readonly approval?: { readonly timeout?: string };
 }
 
 export interface RunbookSpec {
@@ -109,7 +111,7 @@ export function runbookYaml(spec: RunbookSpec): string {
   const phases = (spec.phases ?? defaultPhases)
     .map(
       (phase) =>
-        `  - name: ${phase.name}\n    offset: ${phase.offset}\n    steps:\n` +
+        `  - name: ${phase.name}\n    offset: ${phase.offset}\n${approvalLines(phase)}    steps:\n` +
         `      - name: ${phase.name}-step\n        worker_id: worker-01\n        function: Test-Echo\n` +
         `        params:\n          Upn: "{{UserPrincipalName}}"\n`,
     )
@@ -119,6 +121,13 @@ export function runbookYaml(spec: RunbookSpec): string {
     "  multi_valued_columns:\n    - name: ProxyAddresses\n      format: semicolon_delimited\n" +
     `${init}phases:\n${phases}`
   );
+}
+
+function approvalLines(phase: PhaseSpec): string {
+  if (phase.approval === undefined) return "";
+  const timeout =
+    phase.approval.timeout === undefined ? "" : `    approval_timeout: ${phase.approval.timeout}\n`;
+  return `    approval: required\n${timeout}`;
 }
 
 export async function publish(

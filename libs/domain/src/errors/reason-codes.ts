@@ -128,6 +128,11 @@ export const reasonCodes = {
   memberRemoved: "member.removed",
   /** The step was cancelled because its batch was cancelled. */
   batchCancelled: "batch.cancelled",
+  /**
+   * An operator rejected a phase awaiting approval (`approval: required`), or its approval timed out
+   * with `approval_timeout_outcome: reject`: the phase failed without sending anything.
+   */
+  phaseRejected: "phase.rejected",
   /** A runbook's data source query failed (unreachable, rejected, timed out); see runbooks.last_error. */
   dataSourceFailed: "datasource.failed",
   /** A bus message did not match its wire schema and cannot be processed. */

@@ -12,13 +12,19 @@ import { outcomes } from "../state-machines/outcome.ts";
  * reason code. Member keys (UPNs, mail addresses) and data columns are PII and stay home.
  */
 
-/** What a webhook can subscribe to: the terminal outcomes of batches and phases, and member failures. */
+/**
+ * What a webhook can subscribe to: the terminal outcomes of batches and phases, member failures,
+ * and a phase's approval gate (issue 30): waiting for a decision, approved, rejected.
+ */
 export const notificationTypes = [
   "batch.completed",
   "batch.failed",
   "phase.completed",
   "phase.failed",
   "member.failed",
+  "phase.awaiting_approval",
+  "phase.approved",
+  "phase.rejected",
 ] as const;
 export type NotificationType = (typeof notificationTypes)[number];
 
@@ -62,6 +68,31 @@ export const phaseEndedPayloadSchema = z.object({
   counts: memberCounts,
 });
 
+/** The approval gate's three events; a rejected phase also sends `phase.failed` (it ended). */
+export const phaseApprovalTypes = ["phase.awaiting_approval", "phase.approved", "phase.rejected"] as const;
+export type PhaseApprovalType = (typeof phaseApprovalTypes)[number];
+
+export const phaseApprovalPayloadSchema = z.object({
+  ...common,
+  type: z.enum(phaseApprovalTypes),
+  batch: batchRef,
+  phase: z.object({ id, name: z.string(), runbookVersion: z.int().positive() }),
+  approval: z.object({
+    expiresAt: z.iso.datetime({ offset: true }).nullable().meta({
+      description:
+        "When the approval timeout applies its outcome (approval_timeout); null when the phase waits for as long as it takes",
+    }),
+    timeoutOutcome: z
+      .enum(["approve", "reject"])
+      .nullable()
+      .meta({ description: "What the timeout decides; null without a timeout" }),
+    decidedBy: z.enum(["operator", "timeout"]).nullable().meta({
+      description:
+        "Who decided: an operator (named in the audit trail, GET /api/audit) or the timeout; null while awaiting",
+    }),
+  }),
+});
+
 export const memberFailedPayloadSchema = z.object({
   ...common,
   type: z.literal("member.failed"),
@@ -84,6 +115,7 @@ export const notificationPayloadSchema = z
   .discriminatedUnion("type", [
     batchEndedPayloadSchema,
     phaseEndedPayloadSchema,
+    phaseApprovalPayloadSchema,
     memberFailedPayloadSchema,
     pingPayloadSchema,
   ])

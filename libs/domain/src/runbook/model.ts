@@ -72,10 +72,27 @@ export interface StepDefinition {
   when?: WhenClause;
 }
 
+/** What an unanswered approval turns into once its `approval_timeout` has passed. */
+export const approvalTimeoutOutcomes = ["approve", "reject"] as const;
+export type ApprovalTimeoutOutcome = (typeof approvalTimeoutOutcomes)[number];
+
+/**
+ * `approval: required` on a phase (issue 30): when it falls due (or is advanced) it waits in
+ * `awaiting_approval` until an operator approves or rejects it, or its timeout applies `timeoutOutcome`.
+ */
+export interface PhaseApproval {
+  /** Absent: the phase waits for as long as it takes. */
+  timeoutSeconds?: number;
+  /** Applied when the timeout passes; `reject` unless the runbook says otherwise. */
+  timeoutOutcome: ApprovalTimeoutOutcome;
+}
+
 export interface PhaseDefinition {
   name: string;
   offset: string;
   offsetMinutes: number;
+  /** Present when the phase needs an operator's approval before it runs. */
+  approval?: PhaseApproval;
   steps: StepDefinition[];
   /** Applies to each of the phase's steps, as if written on each (before the step's own). */
   when?: WhenClause;

@@ -1,4 +1,5 @@
 import { LineCounter, parseDocument } from "yaml";
+import { approvalFindings } from "./approval-rules.ts";
 import { hasCycle } from "./cycles.ts";
 import { dataSourceFindings } from "./data-source-rules.ts";
 import { locateFinding } from "./locate.ts";
@@ -50,7 +51,13 @@ export function parseRunbook(yamlText: string): ParseResult {
   const findings = [
     ...(parsed.success ? [] : findingsFromZodIssues(parsed.error.issues)),
     ...(isMapping(raw)
-      ? [...dataSourceFindings(raw), ...stepFindings(raw), ...secretMarkerFindings(raw), ...whenFindings(raw)]
+      ? [
+          ...dataSourceFindings(raw),
+          ...stepFindings(raw),
+          ...secretMarkerFindings(raw),
+          ...approvalFindings(raw),
+          ...whenFindings(raw),
+        ]
       : []),
     ...unstorableTextFindings(raw),
   ];

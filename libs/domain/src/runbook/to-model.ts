@@ -1,6 +1,7 @@
 import { parseCondition } from "../conditions/parse.ts";
 import type {
   DataSourceConfig,
+  PhaseApproval,
   PhaseDefinition,
   RetryConfig,
   RunbookDefinition,
@@ -77,6 +78,12 @@ function toPhase(phase: RunbookYaml["phases"][number]): PhaseDefinition {
     steps: phase.steps.map(toStep),
   };
   if (phase.when !== undefined) definition.when = toWhen(phase.when);
+  if (phase.approval === "required") {
+    // Reject unless told otherwise: an unanswered go/no-go is not a go.
+    const approval: PhaseApproval = { timeoutOutcome: phase.approval_timeout_outcome ?? "reject" };
+    if (phase.approval_timeout !== undefined) approval.timeoutSeconds = parseDuration(phase.approval_timeout);
+    definition.approval = approval;
+  }
   return definition;
 }
 

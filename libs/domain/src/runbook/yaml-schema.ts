@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { dataSourceTypes, multiValuedFormats } from "./model.ts";
+import { approvalTimeoutOutcomes, dataSourceTypes, multiValuedFormats } from "./model.ts";
 import { InvalidTimeExpressionError, parseDuration, parseOffset } from "./time.ts";
 
 /**
@@ -94,6 +94,11 @@ export const phaseYamlSchema = strictMapping({
   name: nameText,
   offset: offsetText,
   when: conditionText.optional(),
+  // Approval gate (issue 30): the phase waits in awaiting_approval until an operator approves it.
+  // One word rather than a boolean, so the YAML reads as what it asks for.
+  approval: z.enum(["required"]).optional(),
+  approval_timeout: durationText.optional(),
+  approval_timeout_outcome: z.enum(approvalTimeoutOutcomes).optional(),
   steps: z.array(stepYamlSchema).min(1, "a phase needs at least one step"),
 });
 

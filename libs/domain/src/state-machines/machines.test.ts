@@ -81,9 +81,18 @@ describe("member machine (000 State Machines → Member Status)", () => {
 });
 
 describe("phase machine (000 State Machines → Phase Execution Status)", () => {
-  it("holds the spec's statuses plus cancelled", () => {
+  it("holds the spec's statuses plus cancelled and awaiting_approval", () => {
     expect([...phaseMachine.states].sort()).toEqual(
-      ["cancelled", "completed", "dispatched", "failed", "pending", "skipped", "superseded"].sort(),
+      [
+        "awaiting_approval",
+        "cancelled",
+        "completed",
+        "dispatched",
+        "failed",
+        "pending",
+        "skipped",
+        "superseded",
+      ].sort(),
     );
     expect([...phaseMachine.terminal].sort()).toEqual([
       "cancelled",
@@ -108,11 +117,30 @@ describe("phase machine (000 State Machines → Phase Execution Status)", () => 
         // Issue 12: a redriven member runs in it again.
         "completed --reopen--> dispatched",
         "failed --reopen--> dispatched",
+        // Issue 30: an approval gate, decided by an operator or its timeout; a cancel or a new
+        // runbook version ends the wait too.
+        "pending --await_approval--> awaiting_approval",
+        "awaiting_approval --approve--> dispatched",
+        "awaiting_approval --reject--> failed",
+        "awaiting_approval --cancel--> cancelled",
+        "awaiting_approval --supersede--> superseded",
       ].sort(),
     );
     expect(phaseMachine.next("cancelled", "reopen")).toBeUndefined();
     expect(phaseMachine.sourcesOf("skip")).toEqual(["pending"]);
-    expect(phaseMachine.sourcesOf("supersede")).toEqual(["pending"]);
+    expect(phaseMachine.sourcesOf("supersede")).toEqual(["pending", "awaiting_approval"]);
+  });
+
+  it("never sends a gated phase without a decision, nor decides one twice (issue 30)", () => {
+    // Only approve leads from the gate to dispatched; a phase that never waited cannot be approved.
+    expect(phaseMachine.next("awaiting_approval", "dispatch")).toBeUndefined();
+    expect(phaseMachine.sourcesOf("approve")).toEqual(["awaiting_approval"]);
+    expect(phaseMachine.sourcesOf("reject")).toEqual(["awaiting_approval"]);
+    for (const decided of ["dispatched", "failed", "cancelled", "superseded"] as const) {
+      expect(phaseMachine.next(decided, "approve")).toBeUndefined();
+      expect(phaseMachine.next(decided, "reject")).toBeUndefined();
+    }
+    expect(phaseMachine.isTerminal("awaiting_approval")).toBe(false);
   });
 });
 

@@ -76,15 +76,41 @@ export type MemberEvent = keyof typeof memberMachine.transitions;
 
 /**
  * 000 "State Machines" → Phase Execution Status, plus `cancelled` (not in 000): the batch was
- * cancelled before the phase ended.
+ * cancelled before the phase ended. `awaiting_approval` (issue 30, not in 000): a phase whose
+ * runbook says `approval: required` fell due (or was advanced) and waits for an operator's go or
+ * no-go (or its approval timeout) before anything of it is sent.
  */
 export const phaseMachine = defineMachine({
   entity: "phase",
   initial: "pending",
-  states: ["pending", "dispatched", "completed", "failed", "skipped", "superseded", "cancelled"],
+  states: [
+    "pending",
+    "awaiting_approval",
+    "dispatched",
+    "completed",
+    "failed",
+    "skipped",
+    "superseded",
+    "cancelled",
+  ],
   terminal: ["completed", "failed", "skipped", "superseded", "cancelled"],
   transitions: {
     dispatch: { from: ["pending"], to: "dispatched", description: "phase fell due (or was advanced)" },
+    await_approval: {
+      from: ["pending"],
+      to: "awaiting_approval",
+      description: "phase fell due (or was advanced) and needs an operator's approval",
+    },
+    approve: {
+      from: ["awaiting_approval"],
+      to: "dispatched",
+      description: "approved by an operator (or by its approval timeout): sent as if just due",
+    },
+    reject: {
+      from: ["awaiting_approval"],
+      to: "failed",
+      description: "rejected by an operator (or by its approval timeout): phase.rejected",
+    },
     complete: {
       from: ["dispatched"],
       to: "completed",
@@ -92,9 +118,13 @@ export const phaseMachine = defineMachine({
     },
     fail: { from: ["dispatched"], to: "failed", description: "all steps terminal, no member succeeded" },
     skip: { from: ["pending"], to: "skipped", description: "overdue_behavior = ignore" },
-    supersede: { from: ["pending"], to: "superseded", description: "replaced by a new runbook version" },
+    supersede: {
+      from: ["pending", "awaiting_approval"],
+      to: "superseded",
+      description: "replaced by a new runbook version",
+    },
     cancel: {
-      from: ["pending", "dispatched"],
+      from: ["pending", "awaiting_approval", "dispatched"],
       to: "cancelled",
       description: "its batch was cancelled (not in 000)",
     },

@@ -10,6 +10,10 @@ export type AdvanceResult =
       readonly batchId: number;
       readonly phaseName: string;
       readonly phaseExecutionId: number;
+      /** Its position in the runbook (0-based): what …/phases/{seq}/approve names. */
+      readonly sequence: number;
+      /** `awaiting_approval` when the runbook gates the phase (issue 30): nothing is sent yet. */
+      readonly phaseStatus: "dispatched" | "awaiting_approval";
     };
 
 /**
@@ -73,16 +77,33 @@ async function advancePhase(
       `phase ${running.phaseName} of batch ${batchId} is still running; advance again when it has finished`,
     );
   }
+  // A gate (issue 30) is decided by approve or reject, not by advancing past it.
+  const waiting = phases.find((phase) => phase.status === "awaiting_approval");
+  if (waiting !== undefined) {
+    throw conflict(
+      `phase ${waiting.phaseName} of batch ${batchId} is awaiting approval; approve or reject it ` +
+        `(POST /api/batches/${batchId}/phases/${waiting.sequence}/approve or …/reject) before advancing`,
+    );
+  }
   const next = phases.find((phase) => phase.status === "pending");
   if (next === undefined) throw conflict(`batch ${batchId} has no pending phase left`);
-  const won = await dispatchPhase(trx, {
+  const outcome = await dispatchPhase(trx, {
     batchId,
     runbookName,
     phase: next,
     reason: "advanced by operator",
     actor,
   });
-  if (!won) throw conflict(`phase ${next.phaseName} changed while advancing; try again`);
+  if (outcome !== "dispatched" && outcome !== "awaiting_approval") {
+    throw conflict(`phase ${next.phaseName} changed while advancing; try again`);
+  }
   await notifyBatchChanged(trx, batchId, "advanced");
-  return { action: "phase", batchId, phaseName: next.phaseName, phaseExecutionId: next.id };
+  return {
+    action: "phase",
+    batchId,
+    phaseName: next.phaseName,
+    phaseExecutionId: next.id,
+    sequence: next.sequence,
+    phaseStatus: outcome,
+  };
 }

@@ -9,6 +9,7 @@ import {
   type Batch,
   type Db,
 } from "@matoolkit/db";
+import { phaseRowsFor } from "@matoolkit/commands";
 import { parseRunbookOrThrow } from "@matoolkit/domain";
 import type { CsvUpload } from "../csv/csv-upload.ts";
 import { parseMembersCsv } from "../csv/parse-members-csv.ts";
@@ -79,17 +80,8 @@ export async function createManualBatchCommand(
     });
     await recordBatchSourceFingerprint(trx, created.id, fingerprint);
     await insertMembersCounted(trx, created.id, members);
-    await insertPhases(
-      trx,
-      created.id,
-      runbook.phases.map((phase, sequence) => ({
-        phaseName: phase.name,
-        sequence,
-        offsetMinutes: phase.offsetMinutes,
-        dueAt: null,
-        runbookVersion: runbookRow.version,
-      })),
-    );
+    // No start time: the phases have no due time, an operator advances them.
+    await insertPhases(trx, created.id, phaseRowsFor(runbook, runbookRow.version, null));
     // Part of the operator's request, so it names them too (cascades onto child rows do not).
     const activated =
       runbook.init.length === 0

@@ -10,6 +10,7 @@ import { batchReportOperations } from "../routes/batch-report.routes.ts";
 import { batchRedriveOperations } from "../routes/batch-redrive.routes.ts";
 import { batchGridOperations } from "../routes/batch-grid.routes.ts";
 import { batchOperations } from "../routes/batches.routes.ts";
+import { phaseApprovalOperations } from "../routes/phase-approval.routes.ts";
 import { runbookPlanOperations } from "../routes/runbook-plan.routes.ts";
 import { runbookTemplateOperations } from "../routes/runbook-template.routes.ts";
 import { runbookVersionOperations } from "../routes/runbook-versions.routes.ts";
@@ -40,6 +41,7 @@ export function adminApiOperations(): readonly Operation[] {
     ...batchMemberOperations,
     ...webhookOperations,
     ...batchPauseOperations,
+    ...phaseApprovalOperations,
     ...batchReportOperations,
     ...batchRedriveOperations,
     ...batchGridOperations,

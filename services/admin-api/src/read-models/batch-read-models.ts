@@ -53,6 +53,9 @@ export async function batchDetail(db: Db, batchId: number) {
       outcome: phase.outcome,
       succeededMembers: phase.succeededMembers,
       failedMembers: phase.failedMembers,
+      approvalRequired: phase.approvalRequired,
+      approvalExpiresAt: phase.approvalExpiresAt,
+      approvalDecision: phase.approvalDecision,
       memberCounts: counts.phases.get(phase.id) ?? noPhaseMembers,
     })),
   };

@@ -21,6 +21,23 @@ const outcomeFields = {
   succeededMembers: count.nullable().meta({ description: "Members through, stamped with the outcome" }),
   failedMembers: count.nullable().meta({ description: "Members failed, stamped with the outcome" }),
 };
+/** A phase's approval gate (issue 30), as GET /api/batches/{id} summarises it. */
+const approvalSummaryFields = {
+  approvalRequired: z.boolean().meta({
+    description:
+      "The runbook gates the phase (approval: required): when due (or advanced) it waits in " +
+      "awaiting_approval for POST /api/batches/{id}/phases/{seq}/approve or …/reject",
+  }),
+  approvalExpiresAt: nullableTimestamp.meta({
+    description:
+      "When its approval_timeout decides, once it waits; null without a timeout or before it waits",
+  }),
+  approvalDecision: z
+    .enum(["approved", "rejected"])
+    .nullable()
+    .meta({ description: "How its wait ended (by an operator or the timeout: see the events); null before" }),
+};
+
 export const batchSchema = z
   .object({
     id,
@@ -72,6 +89,7 @@ export const batchDetailSchema = batchListItemSchema
         status: z.enum(phaseMachine.states),
         dueAt: nullableTimestamp,
         ...outcomeFields,
+        ...approvalSummaryFields,
         memberCounts: phaseMemberCountsSchema,
       }),
     ),
@@ -118,6 +136,14 @@ export const phaseExecutionSchema = z
         "When every member's steps of the phase existed (phase-due creates them in chunks); null before.",
     }),
     ...outcomeFields,
+    ...approvalSummaryFields,
+    approvalTimeoutSeconds: count
+      .nullable()
+      .meta({ description: "The runbook's approval_timeout; null: none" }),
+    approvalTimeoutOutcome: z
+      .enum(["approve", "reject"])
+      .nullable()
+      .meta({ description: "The runbook's approval_timeout_outcome; null without a timeout" }),
     memberCounts: phaseMemberCountsSchema,
   })
   .meta({ id: "PhaseExecution" });
@@ -169,7 +195,20 @@ export const eventPageSchema = z
 export const advanceResultSchema = z
   .discriminatedUnion("action", [
     z.object({ action: z.literal("init"), batchId: id }),
-    z.object({ action: z.literal("phase"), batchId: id, phaseName: z.string(), phaseExecutionId: id }),
+    z.object({
+      action: z.literal("phase"),
+      batchId: id,
+      phaseName: z.string(),
+      phaseExecutionId: id,
+      sequence: count.meta({
+        description: "The phase's position in the runbook (0-based), as …/phases/{seq} names it",
+      }),
+      phaseStatus: z.enum(["dispatched", "awaiting_approval"]).meta({
+        description:
+          "awaiting_approval: the runbook gates the phase (approval: required); nothing is sent until " +
+          "POST /api/batches/{id}/phases/{seq}/approve",
+      }),
+    }),
   ])
   .meta({ id: "AdvanceResult", description: "What was dispatched: the init steps or the next phase" });
 

@@ -40,7 +40,7 @@ export const auditEventSchema = z
 /**
  * The audit trail (issue 12): every write an operator made through this API, oldest first:
  * runbook publish and deactivation, the automation switch, batch creation, advance, cancel, pause,
- * resume, redrive, members added and removed, webhooks created, pinged and deleted (never their
+ * resume, redrive, a phase's approval or rejection, members added and removed, webhooks created, pinged and deleted (never their
  * URL, which may carry a token, nor their secret). One row per change, written in the change's own
  * transaction (events with an actor; the system's own changes have none and are not listed).
  *

@@ -111,6 +111,8 @@ describe("advancing an active batch", () => {
         batchId: id,
         phaseName: phase.phaseName,
         phaseExecutionId: phase.id,
+        sequence: index,
+        phaseStatus: "dispatched",
       });
       const batch = await harness.request("GET", `/batches/${id}`);
       expect(batch.body.currentPhase).toBe(phase.phaseName);

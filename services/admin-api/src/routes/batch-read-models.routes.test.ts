@@ -89,6 +89,8 @@ describe("member counts", () => {
     const detail = await harness.request("GET", `/batches/${id}`, { token: harness.readerToken });
     expect(detail.status).toBe(200);
     expect(detail.body.memberCounts).toEqual({ active: 3, failed: 1, removed: 1 });
+    // Phases without an approval gate (issue 30) say so.
+    const ungated = { approvalRequired: false, approvalExpiresAt: null, approvalDecision: null };
     expect(detail.body.phases).toEqual([
       {
         id: first!.id,
@@ -100,6 +102,7 @@ describe("member counts", () => {
         outcome: null,
         succeededMembers: null,
         failedMembers: null,
+        ...ungated,
         memberCounts: { succeeded: 1, skipped: 0, failed: 1, cancelled: 1, running: 2 },
       },
       {
@@ -111,6 +114,7 @@ describe("member counts", () => {
         outcome: null,
         succeededMembers: null,
         failedMembers: null,
+        ...ungated,
         memberCounts: { succeeded: 0, skipped: 0, failed: 0, cancelled: 0, running: 0 },
       },
     ]);

@@ -19,6 +19,8 @@ const writeRoutes: Readonly<Record<string, string>> = {
   pauseBatch: "audited: batch → paused with actor (batch-pause.routes.test.ts)",
   resumeBatch: "audited: batch paused → active with actor (batch-pause.routes.test.ts)",
   redriveBatch: "audited: steps and members redriven with actor (batch-redrive.routes.test.ts)",
+  approvePhase: "audited: phase awaiting_approval → dispatched with actor (phase-approval.routes.test.ts)",
+  rejectPhase: "audited: phase awaiting_approval → failed with actor (phase-approval.routes.test.ts)",
   createWebhook: "audited: webhook null → active (webhooks.security.test.ts)",
   deleteWebhook: "audited: webhook active → deleted, a tombstone (webhooks.security.test.ts)",
   pingWebhook: "audited: webhook annotation, ping queued (webhooks.security.test.ts)",

@@ -15,7 +15,14 @@ const createdView = z.looseObject({
 });
 const advancedView = z.discriminatedUnion("action", [
   z.looseObject({ action: z.literal("init"), batchId: z.number() }),
-  z.looseObject({ action: z.literal("phase"), batchId: z.number(), phaseName: z.string() }),
+  z.looseObject({
+    action: z.literal("phase"),
+    batchId: z.number(),
+    phaseName: z.string(),
+    // Older servers send neither (issue 30): the phase was dispatched.
+    sequence: z.number().optional(),
+    phaseStatus: z.string().optional(),
+  }),
 ]);
 const cancelledView = z.looseObject({
   batchId: z.number(),
@@ -72,6 +79,15 @@ export function registerBatchWriteCommands(batch: Command, runtime: CommandRunti
         const advanced = await session.api().json("POST", apiPath("batches", id, "advance"));
         session.output.result(advanced, (value) => {
           const a = readAs(advancedView, value, "advance result");
+          if (a.action === "phase" && a.phaseStatus === "awaiting_approval") {
+            session.output.line(
+              `Batch ${a.batchId}: phase '${a.phaseName}' awaits approval; nothing was sent.`,
+            );
+            session.output.line(
+              `Next: matoolkit phase approve ${a.batchId} ${a.sequence ?? "<seq>"} (or: matoolkit phase reject …)`,
+            );
+            return;
+          }
           session.output.line(
             a.action === "init"
               ? `Batch ${a.batchId}: init steps dispatched.`

@@ -71,6 +71,7 @@ export function printBatchDetail(output: Output, value: unknown): void {
       { header: "STATUS", value: (p) => p.status },
       { header: "OUTCOME", value: (p) => p.outcome },
       { header: "DUE", value: (p) => p.dueAt },
+      ...approvalColumn(b.phases),
       { header: "MEMBERS", value: (p) => formatMemberCounts(p.memberCounts) },
     ],
     "No phases.",
@@ -92,9 +93,33 @@ export function printMembers(output: Output, value: unknown): void {
   );
 }
 
+type ApprovalFields = Parameters<typeof formatApproval>[0];
+
+/** The APPROVAL column, only for a batch with a gated phase: other batches' tables stay as they were. */
+function approvalColumn<P extends ApprovalFields>(phases: readonly P[]) {
+  if (!phases.some((phase) => phase.approvalRequired === true)) return [];
+  return [{ header: "APPROVAL", value: (phase: P) => formatApproval(phase) }];
+}
+
+/** `required`, `awaiting until <time>`, `approved`, `rejected`; empty for a phase without a gate. */
+export function formatApproval(phase: {
+  readonly status: string;
+  readonly approvalRequired?: boolean | undefined;
+  readonly approvalExpiresAt?: string | null | undefined;
+  readonly approvalDecision?: string | null | undefined;
+}): string | null {
+  if (phase.approvalRequired !== true) return null;
+  if (phase.approvalDecision !== null && phase.approvalDecision !== undefined) return phase.approvalDecision;
+  if (phase.status !== "awaiting_approval") return "required";
+  return phase.approvalExpiresAt === null || phase.approvalExpiresAt === undefined
+    ? "awaiting"
+    : `awaiting until ${phase.approvalExpiresAt}`;
+}
+
 export function printPhases(output: Output, value: unknown): void {
+  const phases = readAs(z.array(phaseView), value, "phase list");
   output.table(
-    readAs(z.array(phaseView), value, "phase list"),
+    phases,
     [
       { header: "ID", value: (p) => p.id, align: "right" },
       { header: "SEQ", value: (p) => p.sequence, align: "right" },
@@ -103,6 +128,7 @@ export function printPhases(output: Output, value: unknown): void {
       { header: "STATUS", value: (p) => p.status },
       { header: "OUTCOME", value: (p) => p.outcome },
       { header: "DUE", value: (p) => p.dueAt },
+      ...approvalColumn(phases),
       { header: "DISPATCHED", value: (p) => p.dispatchedAt },
       { header: "COMPLETED", value: (p) => p.completedAt },
       { header: "SUCCEEDED", value: (p) => p.memberCounts.succeeded, align: "right" },

@@ -93,6 +93,13 @@ export const memberCountsView = z.looseObject({
 });
 export type MemberCountsView = z.infer<typeof memberCountsView>;
 
+/** A phase's approval gate (issue 30); older servers send none of it. */
+export const approvalView = {
+  approvalRequired: z.boolean().optional(),
+  approvalExpiresAt: when.optional(),
+  approvalDecision: z.string().nullable().optional(),
+};
+
 export const batchDetailView = batchView.extend({
   memberCounts: z.record(z.string(), z.number()),
   phases: z.array(
@@ -103,6 +110,7 @@ export const batchDetailView = batchView.extend({
       status: z.string(),
       dueAt: when,
       ...outcomeView,
+      ...approvalView,
       memberCounts: memberCountsView,
     }),
   ),
@@ -128,6 +136,7 @@ export const phaseView = z.looseObject({
   dispatchedAt: when,
   completedAt: when,
   ...outcomeView,
+  ...approvalView,
   memberCounts: memberCountsView,
 });
 

@@ -113,6 +113,35 @@ describe("batch watch view", () => {
     );
   });
 
+  it("says which phase awaits approval and how to approve it (issue 30)", () => {
+    const piped = terminal(false);
+    const gated = batch("active", 0, 3);
+    new WatchView(piped.output).update(
+      {
+        ...gated,
+        phases: [
+          ...gated.phases,
+          {
+            id: 10,
+            phaseName: "cutover",
+            sequence: 1,
+            status: "awaiting_approval",
+            dueAt: null,
+            approvalRequired: true,
+            approvalExpiresAt: null,
+            approvalDecision: null,
+            memberCounts: { succeeded: 0, skipped: 0, failed: 0, cancelled: 0, running: 0 },
+          },
+        ],
+      },
+      [],
+    );
+    expect(piped.text().trimEnd().split("\n").at(-1)).toBe(
+      "batch 4 (contoso-pilot v2): active; members 3 active - phase cutover awaits approval: " +
+        "`matoolkit phase approve 4 1` (or reject)",
+    );
+  });
+
   it("fills the bar with the finished share of the dispatched members", () => {
     expect(progressBar({ succeeded: 0, skipped: 0, failed: 0, cancelled: 0, running: 0 })).toBe(
       `[${"-".repeat(20)}]`,

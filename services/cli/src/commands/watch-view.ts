@@ -69,7 +69,13 @@ function entityLabel(event: EventView, batch: BatchDetailView): string {
 
 export function batchLine(batch: BatchDetailView): string {
   const members = formatBatchMembers(batch.memberCounts);
-  const waiting = waitsForAdvance(batch) ? ` - waiting for \`matoolkit batch advance ${batch.id}\`` : "";
+  const gate = batch.phases.find((phase) => phase.status === "awaiting_approval");
+  const waiting =
+    gate !== undefined
+      ? ` - phase ${formatCell(gate.phaseName)} awaits approval: \`matoolkit phase approve ${batch.id} ${gate.sequence}\` (or reject)`
+      : waitsForAdvance(batch)
+        ? ` - waiting for \`matoolkit batch advance ${batch.id}\``
+        : "";
   return `batch ${batch.id} (${formatCell(batch.runbookName)} v${batch.runbookVersion}): ${batch.status}; members ${members}${waiting}`;
 }
 

@@ -6,7 +6,16 @@ import { positiveId } from "./arguments.ts";
 import { readAs } from "./views.ts";
 
 /** The notification types a webhook can take (the server checks them too, naming the bad one). */
-const EVENT_TYPES = ["batch.completed", "batch.failed", "phase.completed", "phase.failed", "member.failed"];
+const EVENT_TYPES = [
+  "batch.completed",
+  "batch.failed",
+  "phase.completed",
+  "phase.failed",
+  "member.failed",
+  "phase.awaiting_approval",
+  "phase.approved",
+  "phase.rejected",
+];
 
 const webhookView = z.looseObject({
   id: z.number(),

@@ -1,5 +1,5 @@
 import type { ComponentChildren } from "preact";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useId, useRef, useState } from "preact/hooks";
 
 export interface ConfirmDialogProps {
   readonly open: boolean;
@@ -22,6 +22,8 @@ export function ConfirmDialog(props: ConfirmDialogProps) {
   const ref = useRef<HTMLDialogElement>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | undefined>(undefined);
+  // A page may hold several dialogs (the batch header's, a phase's approval): ids of their own.
+  const titleId = useId();
 
   useEffect(() => {
     const dialog = ref.current;
@@ -48,13 +50,13 @@ export function ConfirmDialog(props: ConfirmDialogProps) {
     <dialog
       ref={ref}
       class="confirm-dialog"
-      aria-labelledby="confirm-dialog-title"
+      aria-labelledby={titleId}
       onCancel={(event) => {
         event.preventDefault();
         if (!busy) props.onCancel();
       }}
     >
-      <h2 id="confirm-dialog-title">{props.title}</h2>
+      <h2 id={titleId}>{props.title}</h2>
       <div class="confirm-dialog-body">{props.children}</div>
       {error !== undefined && (
         <p class="error-text" role="alert">

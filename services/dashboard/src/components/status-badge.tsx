@@ -35,6 +35,7 @@ const tones: Readonly<Record<string, BadgeTone>> = {
   retrying: "warning",
   error: "danger",
   // phases
+  awaiting_approval: "warning",
   due: "info",
   open: "info",
   closed: "neutral",

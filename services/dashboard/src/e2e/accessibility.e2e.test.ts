@@ -1,7 +1,5 @@
-import { readFile } from "node:fs/promises";
-import { createRequire } from "node:module";
-import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { auditPage } from "../../test/axe-audit.ts";
 import { startBrowserHarness, type BrowserHarness } from "../../test/browser-harness.ts";
 import { createBatch, exampleCsv, publishPilot } from "../../test/pages/batch/batch-fixtures.ts";
 
@@ -12,8 +10,6 @@ import { createBatch, exampleCsv, publishPilot } from "../../test/pages/batch/ba
  * tablet widths, with each page in the state an operator sees it in (a refused publish with its
  * marks, a batch with a failed member and its details open).
  */
-const axeScript = readFile(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
-const WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"];
 
 let harness: BrowserHarness;
 let batchId: number;
@@ -32,34 +28,6 @@ afterEach(async () => {
 afterAll(async () => {
   await harness?.stop();
 });
-
-interface AxeViolation {
-  readonly id: string;
-  readonly impact: string | null;
-  readonly help: string;
-  readonly nodes: readonly { readonly target: readonly string[]; readonly failureSummary?: string }[];
-}
-
-/** The page's WCAG A/AA violations, each as "rule (impact): help — targets", for a readable failure. */
-async function auditPage(page: Page): Promise<string[]> {
-  // Evaluated through the DevTools protocol, not added as an inline <script>: the dashboard's CSP
-  // (script-src 'self') refuses inline scripts, as it should.
-  if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(await axeScript);
-  const violations = await page.evaluate(async (tags) => {
-    const axe = (window as unknown as { axe: { run: (context: unknown, options: unknown) => Promise<any> } })
-      .axe;
-    const result = await axe.run(document, {
-      runOnly: { type: "tag", values: tags },
-      resultTypes: ["violations"],
-    });
-    return result.violations as AxeViolation[];
-  }, WCAG_TAGS);
-  return violations.map(
-    (violation) =>
-      `${violation.id} (${violation.impact ?? "?"}): ${violation.help} — ` +
-      violation.nodes.map((node) => node.target.join(" ")).join(", "),
-  );
-}
 
 const widths = [
   { name: "laptop", viewport: { width: 1280, height: 800 } },

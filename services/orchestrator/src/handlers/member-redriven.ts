@@ -64,7 +64,8 @@ export async function handleMemberRedriven(
   const stepsByPhase = groupByPhase(await listStepsByMember(trx, member.id));
   const pairs: MemberPhase[] = [];
   for (const listed of await listPhases(trx, batch.id)) {
-    if (!PHASES_THAT_RAN.includes(listed.status)) continue;
+    // A rejected gate (issue 30) failed without running: a redrive does not overrule its no-go.
+    if (!PHASES_THAT_RAN.includes(listed.status) || listed.approvalDecision === "rejected") continue;
     const own = stepsByPhase.get(listed.id) ?? [];
     const missing = own.length === 0;
     if (!missing && !own.some((step) => OPEN_STEP.has(step.status))) continue;

@@ -63,6 +63,15 @@ export async function handlePhaseDue(scope: HandlerScope, message: PhaseDueMessa
   // completed: a resume restarting a phase with pending steps (catch-ups created while paused,
   // or a retry that fell due meanwhile): only its members' next steps start.
   if (phase.status !== "pending" && phase.status !== "dispatched" && phase.status !== "completed") return;
+  // A gated phase is sent only once approved (issue 30): every dispatcher gates it first, so a
+  // phase-due naming it while pending is not its approval.
+  if (phase.status === "pending" && phase.approvalRequired) {
+    scope.logger.warn(
+      { phaseExecutionId: phase.id },
+      "phase-due for a phase awaiting its approval gate: ignored",
+    );
+    return;
+  }
   // A cancelled batch has cancelled this phase too (under this phase's lock), so only an ended one gets here.
   if (batch === undefined || batchMachine.isTerminal(batch.status)) return;
   if (batch.status === "paused") {

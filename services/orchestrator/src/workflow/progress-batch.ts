@@ -2,12 +2,16 @@ import { dispatchInit, dispatchPhase } from "@matoolkit/commands";
 import { getBatchWithRunbook, listPhases, lockBatch, transitionBatch, type Db } from "@matoolkit/db";
 import { batchMachine, parseRunbookOrThrow } from "@matoolkit/domain";
 import { checkBatchCompletion, checkPhaseCompletion } from "../completion.ts";
+import { applyApprovalTimeouts, nextApprovalExpiry } from "./approval-timeouts.ts";
 
 export interface BatchProgress {
   /** The batch is terminal: the workflow ends. */
   readonly finished: boolean;
   readonly status: string;
-  /** ISO time of the next pending phase that falls due (automated batches); null when none. */
+  /**
+   * ISO time of the next thing due: a pending phase of an automated batch, or the approval timeout
+   * of a phase awaiting approval (issue 30, any batch); null when none.
+   */
   readonly nextDueAt: string | null;
 }
 
@@ -22,6 +26,8 @@ export async function progressBatch(db: Db, batchId: number, now: Date): Promise
   if (batch === undefined) return { finished: true, status: "missing", nextDueAt: null };
   if (batchMachine.isTerminal(batch.status)) return { finished: true, status: batch.status, nextDueAt: null };
 
+  // Approval timeouts first: a gate rejected now is a failed phase the completion checks count.
+  await applyApprovalTimeouts(db, await listPhases(db, batchId), now);
   for (const phase of await listPhases(db, batchId)) {
     if (phase.status === "dispatched") await checkPhaseCompletion(db, phase.id);
   }
@@ -31,16 +37,21 @@ export async function progressBatch(db: Db, batchId: number, now: Date): Promise
 
   const after = await getBatchWithRunbook(db, batchId);
   const status = after?.status ?? "missing";
-  const pendingDue = (await listPhases(db, batchId))
-    .filter(
-      (phase) => phase.status === "pending" && phase.dueAt !== null && phase.dueAt.getTime() > now.getTime(),
-    )
-    .map((phase) => phase.dueAt!.getTime());
+  const phases = await listPhases(db, batchId);
+  const pendingDue = batch.isManual
+    ? []
+    : phases
+        .filter(
+          (phase) =>
+            phase.status === "pending" && phase.dueAt !== null && phase.dueAt.getTime() > now.getTime(),
+        )
+        .map((phase) => phase.dueAt!.getTime());
+  const expiry = nextApprovalExpiry(phases, now);
+  const next = [...pendingDue, ...(expiry === null ? [] : [expiry])];
   return {
     finished: after === undefined || batchMachine.isTerminal(after.status),
     status,
-    nextDueAt:
-      batch.isManual || pendingDue.length === 0 ? null : new Date(Math.min(...pendingDue)).toISOString(),
+    nextDueAt: next.length === 0 ? null : new Date(Math.min(...next)).toISOString(),
   };
 }
 
@@ -73,7 +84,8 @@ async function progressAutomated(
   for (const phase of due) {
     await db.transaction().execute(async (trx) => {
       // Share-locked and read again: a pause committed since the read above holds the phase back.
-      if ((await lockBatch(trx, batch.id, "share"))?.status !== "active") return false;
+      // A gated phase waits for approval instead, and the later ones behind it (dispatchPhase).
+      if ((await lockBatch(trx, batch.id, "share"))?.status !== "active") return "lost";
       return dispatchPhase(trx, {
         batchId: batch.id,
         runbookName: batch.runbookName,

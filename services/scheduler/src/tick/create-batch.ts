@@ -1,7 +1,6 @@
 import { insertBatch, insertPhases, transitionBatch, type Db, type Runbook } from "@matoolkit/db";
 import type { RunbookDefinition } from "@matoolkit/domain";
-import { dispatchInit } from "@matoolkit/commands";
-import { phaseRowsFor } from "./phase-rows.ts";
+import { dispatchInit, phaseRowsFor } from "@matoolkit/commands";
 
 /**
  * 000 "Automated Batch Lifecycle" steps 3 and 5, in the caller's transaction: the batch and its

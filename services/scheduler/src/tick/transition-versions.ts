@@ -12,8 +12,7 @@ import {
 } from "@matoolkit/db";
 import { batchMachine, type RunbookDefinition } from "@matoolkit/domain";
 import type { BatchLifecycle } from "../batch-lifecycle.ts";
-import { batchInitMessage } from "@matoolkit/commands";
-import { phaseRowsFor } from "./phase-rows.ts";
+import { batchInitMessage, phaseRowsFor } from "@matoolkit/commands";
 
 /**
  * 000 "Version Transition Protocol", for the in-flight automated batches still on an older

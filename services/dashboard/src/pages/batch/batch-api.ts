@@ -19,6 +19,11 @@ export interface PhaseSummary {
   readonly outcome: string | null;
   readonly succeededMembers: number | null;
   readonly failedMembers: number | null;
+  /** The runbook gates the phase (issue 30): when due it waits in awaiting_approval. */
+  readonly approvalRequired: boolean;
+  /** When the approval timeout decides, once the phase waits; null otherwise. */
+  readonly approvalExpiresAt: string | null;
+  readonly approvalDecision: "approved" | "rejected" | null;
   readonly memberCounts: {
     succeeded: number;
     /** Members whose every step of the phase a when: condition skipped (issue 30). */
@@ -136,6 +141,12 @@ export async function runAction(id: number, action: BatchAction): Promise<unknow
       return unreachable(action);
   }
 }
+
+/** A phase's go / no-go (issue 30): POST /api/batches/{id}/phases/{seq}/approve | reject. */
+export type PhaseDecision = "approve" | "reject";
+
+export const decidePhase = (batchId: number, sequence: number, decision: PhaseDecision) =>
+  apiSend("POST", `/batches/${batchId}/phases/${sequence}/${decision}`);
 
 /** "409 state.conflict: the batch is not active" — the status and stable code stay visible. */
 export function describeError(error: unknown): string {

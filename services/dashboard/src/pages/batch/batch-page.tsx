@@ -82,19 +82,16 @@ export function BatchPage(props: { readonly batchId: number }) {
       </section>
     );
   }
+  const onActed = (message: string) => {
+    setNotice(message);
+    void tick();
+  };
   return (
     <div class="batch-page" data-testid="batch-page" data-status={batch.status}>
       <p>
         <a href="#/batches">← Batches</a>
       </p>
-      <BatchHeader
-        batch={batch}
-        session={currentSession()}
-        onActed={(message) => {
-          setNotice(message);
-          void tick();
-        }}
-      />
+      <BatchHeader batch={batch} session={currentSession()} onActed={onActed} />
       <p role="status" class="batch-notice" data-testid="batch-notice">
         {notice ?? ""} {live ? "Updating every 2 seconds." : "The batch has ended; updates stopped."}
       </p>
@@ -103,7 +100,7 @@ export function BatchPage(props: { readonly batchId: number }) {
           Could not refresh: {error.message}
         </p>
       )}
-      <PhaseTimeline batch={batch} />
+      <PhaseTimeline batch={batch} session={currentSession()} onActed={onActed} />
       <MemberGrid batchId={props.batchId} refreshKey={refreshKey} />
       <div class="batch-columns">
         <div>

@@ -20,7 +20,8 @@ export function EventTimeline(props: {
         {props.seen} events{props.live ? ", following live" : ""}
         {props.seen > props.events.length ? ` (the newest ${props.events.length} shown)` : ""}
       </p>
-      <ol class="event-list" data-testid="event-list">
+      {/* Focusable: once it scrolls, a keyboard user must be able to scroll it (WCAG 2.1.1). */}
+      <ol class="event-list" data-testid="event-list" tabIndex={0} aria-labelledby="events-title">
         {newestFirst.map((event) => {
           const subject = eventSubject(event);
           return (

@@ -1,11 +1,18 @@
+import type { Session } from "../../auth/session.ts";
 import { StatusBadge } from "../../components/status-badge.tsx";
 import type { BatchDetail } from "./batch-api.ts";
+import { PhaseApproval } from "./phase-approval.tsx";
 
 /**
  * The batch's phases in runbook order: when each is due (a manual batch's phases have no due
- * time: they run when advanced), its status and outcome, and how it went for its members.
+ * time: they run when advanced), its status and outcome, how it went for its members, and its
+ * approval gate with the Operator's Approve / Reject while it waits (issue 30).
  */
-export function PhaseTimeline(props: { readonly batch: BatchDetail }) {
+export function PhaseTimeline(props: {
+  readonly batch: BatchDetail;
+  readonly session: Session | undefined;
+  readonly onActed: (message: string) => void;
+}) {
   const phases = [...props.batch.phases].sort((a, b) => a.sequence - b.sequence);
   return (
     <section class="batch-section" aria-labelledby="phases-title">
@@ -44,6 +51,12 @@ export function PhaseTimeline(props: { readonly batch: BatchDetail }) {
                 <span>{phase.memberCounts.failed} failed</span>
                 {phase.memberCounts.cancelled > 0 && <span>{phase.memberCounts.cancelled} cancelled</span>}
               </p>
+              <PhaseApproval
+                batchId={props.batch.id}
+                phase={phase}
+                session={props.session}
+                onActed={props.onActed}
+              />
             </li>
           ))}
         </ol>
