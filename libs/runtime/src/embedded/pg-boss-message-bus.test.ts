@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { createRequire } from "node:module";
 import { topics } from "@matoolkit/domain";
 import { createTestDatabase } from "@matoolkit/testing";
 import type { TestDatabase } from "@matoolkit/testing";
@@ -180,6 +181,38 @@ describe("embedded bus: batching", () => {
       properties: { A: "1" },
       body: { n: 1 },
     });
+  });
+
+  it("fetches a long queue through the fetch-order index, also in a queue created after the install", async () => {
+    const bus = await open();
+    const name = unique("long-queue");
+    await bus.declareSubscription({ topic: topics.workerResults, name });
+    await bus.publishMany(
+      Array.from({ length: 3000 }, () => ({
+        id: randomUUID(),
+        topic: topics.workerResults,
+        properties: {},
+        body: {},
+      })),
+    );
+    const queue = `${topics.workerResults}.${name}`;
+    await sql`ANALYZE pgboss.job`.execute(database.db);
+    // pg-boss's own fetch statement (node_modules/pg-boss/src/plans.js), as its fetch() runs it.
+    const { fetchNextJob } = createRequire(import.meta.url)("pg-boss/src/plans.js") as {
+      fetchNextJob: (schema: string) => (options: { includeMetadata: boolean }) => string;
+    };
+    const fetchSql = fetchNextJob("pgboss")({ includeMetadata: true });
+    const plan = await database.db.transaction().execute(async (trx) => {
+      const explained = await sql
+        .raw<{ "QUERY PLAN": string }>(
+          `EXPLAIN ${fetchSql.replaceAll("$1", `'${queue}'`).replaceAll("$2", "16")}`,
+        )
+        .execute(trx);
+      return explained.rows.map((row) => row["QUERY PLAN"]).join("\n");
+    });
+    // Walks the index in the fetch's order and stops after 16 rows, instead of sorting all 3,000.
+    expect(plan).toMatch(/Index Scan using \S*name_priority_created_on_id\S*/u);
+    expect(plan).not.toMatch(/Sort Key: .*priority DESC/u);
   });
 
   it("delivers the messages of one publishMany in call order to a one-at-a-time subscription", async () => {
