@@ -269,7 +269,7 @@ describe("matoolkit CLI against the embedded system", { timeout: 120_000 }, () =
 
       const phases = await cli("batch", "phases", id);
       expectOk(phases);
-      expect(phases.stdout).toMatch(/\s0\s+pre-checks\s+2\s+completed\s.*\s3\s+0\s+0\s+0$/m);
+      expect(phases.stdout).toMatch(/\s0\s+pre-checks\s+2\s+completed\s.*\s3\s+0\s+0\s+0\s+0$/m);
 
       const steps = await cli("batch", "steps", id);
       expectOk(steps);
