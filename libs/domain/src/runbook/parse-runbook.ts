@@ -1,5 +1,6 @@
 import { LineCounter, parseDocument } from "yaml";
 import { hasCycle } from "./cycles.ts";
+import { forEachFindings } from "./for-each-rules.ts";
 import { dataSourceFindings } from "./data-source-rules.ts";
 import { locateFinding } from "./locate.ts";
 import type { RunbookDefinition } from "./model.ts";
@@ -50,7 +51,13 @@ export function parseRunbook(yamlText: string): ParseResult {
   const findings = [
     ...(parsed.success ? [] : findingsFromZodIssues(parsed.error.issues)),
     ...(isMapping(raw)
-      ? [...dataSourceFindings(raw), ...stepFindings(raw), ...secretMarkerFindings(raw), ...whenFindings(raw)]
+      ? [
+          ...dataSourceFindings(raw),
+          ...stepFindings(raw),
+          ...secretMarkerFindings(raw),
+          ...whenFindings(raw),
+          ...forEachFindings(raw),
+        ]
       : []),
     ...unstorableTextFindings(raw),
   ];
