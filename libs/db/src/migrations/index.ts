@@ -13,6 +13,7 @@ import { notificationsMigration } from "./0010_notifications.ts";
 import { webhookTombstonesMigration } from "./0012_webhook_tombstones_sealed_secrets.ts";
 import { busDeadLettersMigration } from "./0013_bus_dead_letters.ts";
 import { skippedStepsMigration } from "./0014_skipped_steps.ts";
+import { forEachItemsMigration } from "./0016_for_each_items.ts";
 
 /** Applied in key order by migrate.ts; names sort lexically, hence the zero-padded prefix. */
 export const migrations: Record<string, Migration> = {
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   "0012_webhook_tombstones_sealed_secrets": webhookTombstonesMigration,
   "0013_bus_dead_letters": busDeadLettersMigration,
   "0014_skipped_steps": skippedStepsMigration,
+  "0016_for_each_items": forEachItemsMigration,
 };
