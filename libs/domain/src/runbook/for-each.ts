@@ -13,8 +13,18 @@ export const MAX_FOR_EACH_VALUES = 1_000;
 /** The variable a for_each step's params read its value from. */
 export const FOR_EACH_ITEM_VARIABLE = "item";
 
+/** Why a member's for_each step cannot be expanded (its reason code). */
+export type ForEachProblem = typeof reasonCodes.forEachTooMany | typeof reasonCodes.forEachNotAList;
+
 /** The step cannot be expanded for the member; its message names the list, never a value (PII). */
-export class ForEachError extends NonRetriableError {}
+export class ForEachError extends NonRetriableError {
+  readonly problem: ForEachProblem;
+
+  constructor(problem: ForEachProblem, message: string) {
+    super(problem, message);
+    this.problem = problem;
+  }
+}
 
 export type ForEachValues =
   | { readonly ok: true; readonly items: readonly unknown[] }
