@@ -2,6 +2,9 @@ import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedBatch, stepRow, stepThrough } from "../test/test-fixtures.ts";
 import type { Db } from "./connection.ts";
+import { readBatchGridPage, readMemberFinishes } from "./batch-grid.repository.ts";
+import { readBatchReportPage } from "./batch-report.repository.ts";
+import { listNamedEvents } from "./events.repository.ts";
 import { expandSteps } from "./for-each.repository.ts";
 import { insertSteps, listStepsByPhase } from "./steps.repository.ts";
 
@@ -76,5 +79,34 @@ describe("expandSteps (issue 30, for_each:)", () => {
     expect((await listStepsByPhase(db, seeded.phase.id)).filter((row) => row.id === b!.id)).toMatchObject([
       { status: "cancelled", itemValue: null, itemCount: null },
     ]);
+  });
+
+  it("read models: a cell shows the value that matters with the values done, events name each value, a member finishes with its last value", async () => {
+    const seeded = await seedBatch(db, 1);
+    const [member] = seeded.members;
+    await insertSteps(db, [stepRow(seeded, member!, 0)]);
+    const [step] = await listStepsByPhase(db, seeded.phase.id);
+    const [a, b, c] = await expandSteps(db, [{ id: step!.id, items: ["x", "y", "z"] }]);
+    await stepThrough(db, a!.id, ["dispatch", "succeed"]);
+    await stepThrough(db, b!.id, ["dispatch"]);
+    await stepThrough(db, c!.id, ["dispatch", "succeed"]);
+
+    const cellOf = async () =>
+      (await readBatchGridPage(db, seeded.batch.id, { offset: 0, limit: 10 }))[0]!.steps;
+    expect(await cellOf()).toMatchObject([{ id: b!.id, status: "dispatched", itemCount: 3, itemsDone: 2 }]);
+    expect(await readMemberFinishes(db, seeded.batch.id, 1)).toEqual([]);
+    const report = await readBatchReportPage(db, seeded.batch.id, { afterMemberId: 0, limit: 10 });
+    expect(report[0]!.steps).toMatchObject([{ stepName: "step-0", status: "dispatched" }]);
+
+    await stepThrough(db, b!.id, ["succeed"]);
+    expect(await cellOf()).toMatchObject([{ status: "succeeded", itemCount: 3, itemsDone: 3 }]);
+    expect((await readMemberFinishes(db, seeded.batch.id, 1)).map((bucket) => bucket.succeeded)).toEqual([1]);
+
+    const events = await listNamedEvents(db, seeded.batch.id, { limit: 100 });
+    expect(
+      events
+        .filter((event) => event.entity === "step" && event.toStatus === "succeeded")
+        .map((e) => e.stepName),
+    ).toEqual(["step-0 [1/3]", "step-0 [3/3]", "step-0 [2/3]"]);
   });
 });
