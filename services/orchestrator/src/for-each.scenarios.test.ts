@@ -1,6 +1,8 @@
-import type { Db } from "@matoolkit/db";
+import { redriveBatch } from "@matoolkit/commands";
+import { transitionPhase, type Db } from "@matoolkit/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  deliverEvent,
   eventually,
   membersWith,
   phaseDueBody,
@@ -327,5 +329,112 @@ ${step("finish")}
       "m0@contoso.test": "failed",
       "m1@contoso.test": "active",
     });
+  });
+});
+
+describe("for_each: exactly once", () => {
+  it("three phase-due deliveries handled in parallel expand each member's step once and send each value once", async () => {
+    const yaml = runbookYaml(`${SOURCE}phases:
+  - name: groups
+    offset: T-0
+    steps:
+      - name: add-to-group
+        worker_id: worker-01
+        function: Test-Echo
+        for_each: "{{Groups}}"
+        params:
+          Group: "{{item}}"
+${step("finish")}
+`);
+    const batch = await seedBatch(
+      h.db,
+      yaml,
+      membersWith(4, (index) => ({ Groups: ["A", "B", "C", "D"].slice(0, index + 1) })),
+    );
+    await transitionPhase(h.db, batch.phases[0]!.id, "dispatch", { reason: "advanced by operator" });
+    const body = phaseDueBody(batch, 0);
+    await Promise.all(
+      [1, 2, 3].map((n) => deliverEvent(h.orchestrator, "phase-due", body, `for-each-parallel-${n}`)),
+    );
+    await eventually(
+      () => batchStatus(h.db, batch.batchId),
+      (status) => status === "completed",
+      "batch to complete",
+    );
+    const steps = await stepsOf(h.db, batch.batchId);
+    // 1 + 2 + 3 + 4 values, and a finish per member.
+    expect(steps.filter((s) => s.stepName === "add-to-group")).toHaveLength(10);
+    expect(steps).toHaveLength(14);
+    for (const s of steps)
+      expect(await transitionsOf(h.db, "step", s.id)).toEqual(["pending→dispatched", "dispatched→succeeded"]);
+    const ids = new Set(steps.map((s) => s.id));
+    const jobs = h.calls.filter((call) => !call.isInitStep && ids.has(call.stepExecutionId));
+    expect(jobs.map((call) => call.jobId).sort()).toEqual(steps.map((s) => `step-${s.id}`).sort());
+  });
+
+  it("a redriven member runs its failed and cancelled values again, not its succeeded ones, and goes on", async () => {
+    // Test-Flaky fails the first call of each execution: with no retry, the first value to fail
+    // fails the member (the other may fail or be cancelled); the redrive's second calls succeed.
+    const yaml = runbookYaml(`${SOURCE}phases:
+  - name: groups
+    offset: T-0
+    steps:
+${step("check")}
+      - name: add-to-group
+        worker_id: worker-01
+        function: Test-Flaky
+        for_each: "{{Groups}}"
+        params:
+          FailTimes: 1
+          Group: "{{item}}"
+${step("finish")}
+`);
+    const batch = await seedBatch(
+      h.db,
+      yaml,
+      membersWith(1, () => ({ Groups: ["A", "B"] })),
+    );
+    await runPhase(batch, 0);
+    const before = await pathsOf(batch);
+    expect(before["m0@contoso.test"]![0]).toBe("check:succeeded");
+    expect(before["m0@contoso.test"]!.slice(1, 3).every((path) => /:(failed|cancelled)$/.test(path))).toBe(
+      true,
+    );
+    expect(before["m0@contoso.test"]![3]).toBe("finish:cancelled");
+    await eventually(
+      () => batchStatus(h.db, batch.batchId),
+      (status) => status === "completed" || status === "failed",
+      "batch to end",
+    );
+
+    const outcome = await h.db.transaction().execute((trx) =>
+      redriveBatch(trx, {
+        batchId: batch.batchId,
+        target: { kind: "members", memberIds: [batch.members[0]!.id] },
+        actor: "operator@contoso.test",
+      }),
+    );
+    expect(outcome.ok).toBe(true);
+    await eventually(
+      () => pathsOf(batch),
+      (paths) => paths["m0@contoso.test"]?.at(-1) === "finish:succeeded",
+      "the redriven member to finish",
+    );
+    expect(await pathsOf(batch)).toEqual({
+      "m0@contoso.test": [
+        "check:succeeded",
+        "add-to-group[1/2]:succeeded",
+        "add-to-group[2/2]:succeeded",
+        "finish:succeeded",
+      ],
+    });
+    const steps = await stepsOf(h.db, batch.batchId);
+    // check ran once: the redrive reopened only what had not succeeded.
+    expect(await transitionsOf(h.db, "step", steps[0]!.id)).toEqual([
+      "pending→dispatched",
+      "dispatched→succeeded",
+    ]);
+    for (const value of steps.filter((s) => s.stepName === "add-to-group"))
+      expect(value.jobId).toBe(`step-${value.id}-redrive-1`);
   });
 });
