@@ -24,6 +24,10 @@ export interface BatchGridStep {
   readonly pollCount: number;
   readonly redriveCount: number;
   readonly completedAt: Date | null;
+  /** A for_each step (issue 30): how many values it has for the member; null on other steps. */
+  readonly itemCount: number | null;
+  /** Of those, how many are done (succeeded or skipped); 0 on other steps. */
+  readonly itemsDone: number;
 }
 
 /**
@@ -31,7 +35,9 @@ export interface BatchGridStep {
  * for the dashboard's member × step grid (GET /api/batches/{id}/grid). Offset rather than keyset:
  * a virtualised grid jumps to any row index (a scrollbar drag), and a batch's members are at
  * most tens of thousands, read through the (batch_id, id) index. As in readBatchReportPage, a step
- * has one row per phase execution and the newest runbook version's row is the one shown.
+ * has one row per phase execution and the newest runbook version's row is the one shown. A
+ * for_each step (issue 30) has a row per value: the cell shows the one that matters most (a failed
+ * value before one running, before one waiting, before one done) with the values done so far.
  */
 export async function readBatchGridPage(
   db: Db,
@@ -65,12 +71,17 @@ export async function readBatchGridPage(
             "s.pollCount",
             "s.redriveCount",
             "s.completedAt",
+            "s.itemCount",
+            sql<number>`count(*) FILTER (WHERE s.status IN ('succeeded', 'skipped'))
+              OVER (PARTITION BY s.phase_execution_id, s.step_name)::int`.as("itemsDone"),
           ])
           .distinctOn(["p.phaseName", "s.stepName"])
           .whereRef("s.batchMemberId", "=", "m.id")
           .orderBy("p.phaseName")
           .orderBy("s.stepName")
           .orderBy("p.runbookVersion", "desc")
+          .orderBy("p.id", "desc")
+          .orderBy(valueWorthShowing)
           .orderBy("s.id", "desc")
           .as("st"),
       (join) => join.onTrue(),
@@ -90,6 +101,8 @@ export async function readBatchGridPage(
       "st.pollCount",
       "st.redriveCount",
       "st.completedAt",
+      "st.itemCount",
+      "st.itemsDone",
     ])
     .orderBy("m.id")
     .execute();
@@ -119,10 +132,21 @@ export async function readBatchGridPage(
       pollCount: row.pollCount ?? 0,
       redriveCount: row.redriveCount ?? 0,
       completedAt: row.completedAt,
+      itemCount: row.itemCount ?? null,
+      itemsDone: row.itemCount === null ? 0 : (row.itemsDone ?? 0),
     });
   }
   return grouped;
 }
+
+/**
+ * Which of a for_each step's rows a cell (or a report column) shows: the first by this order. One
+ * row per phase execution on other steps, so it changes nothing there.
+ */
+export const valueWorthShowing = sql`CASE s.status
+  WHEN 'failed' THEN 0 WHEN 'poll_timeout' THEN 0
+  WHEN 'polling' THEN 1 WHEN 'dispatched' THEN 1
+  WHEN 'pending' THEN 2 WHEN 'cancelled' THEN 3 ELSE 4 END`;
 
 /** Members that finished within one second, by how they finished. */
 export interface MemberFinishBucket {
@@ -135,7 +159,7 @@ export interface MemberFinishBucket {
  * When the batch's members finished, per second, oldest first (GET /api/batches/{id}/progress): a
  * failed member at its failed_at; an active member once every step of its runbook version
  * (`stepsPerMember` distinct phase/step names) has succeeded or been skipped (its `when:`, issue
- * 30), at its last step's completion.
+ * 30; a for_each step once all its values have), at its last step's completion.
  * Removed members never finish. One aggregate over the batch's steps: ~50,000 rows for 10,000
  * members × 5 steps, read through step_executions (batch_member_id, status).
  */
@@ -153,12 +177,17 @@ export async function readMemberFinishes(
              CASE WHEN m.status = 'failed' THEN m.failed_at ELSE s.last_completed END AS finished_at
       FROM batch_members m
       LEFT JOIN LATERAL (
-        SELECT max(se.completed_at) AS last_completed,
-               count(DISTINCT (pe.phase_name, se.step_name))
-                 FILTER (WHERE se.status IN ('succeeded', 'skipped')) AS ok
-        FROM step_executions se
-        JOIN phase_executions pe ON pe.id = se.phase_execution_id
-        WHERE se.batch_member_id = m.id
+        SELECT max(last_completed) AS last_completed,
+               count(DISTINCT (phase_name, step_name)) FILTER (WHERE all_ok) AS ok
+        FROM (
+          -- one row per step per phase execution: a for_each step's values all done (issue 30)
+          SELECT pe.phase_name, se.step_name, max(se.completed_at) AS last_completed,
+                 bool_and(se.status IN ('succeeded', 'skipped')) AS all_ok
+          FROM step_executions se
+          JOIN phase_executions pe ON pe.id = se.phase_execution_id
+          WHERE se.batch_member_id = m.id
+          GROUP BY pe.id, pe.phase_name, se.step_name
+        ) per_step
       ) s ON true
       WHERE m.batch_id = ${batchId}
         AND (m.status = 'failed' OR (m.status = 'active' AND ${stepsPerMember} > 0 AND s.ok >= ${stepsPerMember}))

@@ -1,5 +1,6 @@
 import type { ExecutionStatus, MemberStatus } from "@matoolkit/domain";
 import { sql } from "kysely";
+import { valueWorthShowing } from "./batch-grid.repository.ts";
 import type { Db } from "./connection.ts";
 
 /** One member of a batch report page with the current row of each of its steps. */
@@ -55,6 +56,9 @@ export async function readBatchReportPage(
           .orderBy("p.phaseName")
           .orderBy("s.stepName")
           .orderBy("p.runbookVersion", "desc")
+          .orderBy("p.id", "desc")
+          // A for_each step's values (issue 30): the one that matters most, as the grid shows it.
+          .orderBy(valueWorthShowing)
           .orderBy("s.id", "desc")
           .as("st"),
       (join) => join.onTrue(),

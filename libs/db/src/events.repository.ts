@@ -44,7 +44,11 @@ export async function listNamedEvents(
   page: ListEventsPage,
 ): Promise<NamedStatusEvent[]> {
   const result = await sql<Record<string, unknown>>`
-    SELECT e.*, m.member_key, p.phase_name, COALESCE(s.step_name, i.step_name) AS step_name
+    SELECT e.*, m.member_key, p.phase_name,
+      -- a for_each value (issue 30) by its position: add-to-group [2/5]
+      COALESCE(s.step_name || CASE WHEN s.item_count IS NULL THEN ''
+                 ELSE ' [' || (s.item_index + 1) || '/' || s.item_count || ']' END,
+               i.step_name) AS step_name
     FROM events e
     LEFT JOIN step_executions s ON e.entity = 'step' AND s.id = e.entity_id
     LEFT JOIN init_executions i ON e.entity = 'init' AND i.id = e.entity_id

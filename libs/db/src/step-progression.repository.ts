@@ -114,6 +114,7 @@ export async function listStepsOfMemberPhases(
     )
     .orderBy("batchMemberId")
     .orderBy("stepIndex")
+    .orderBy("itemIndex")
     .execute();
 }
 
@@ -226,7 +227,7 @@ export async function createPendingSteps(db: Db, rows: readonly PendingStep[]): 
         params_json jsonb, params_resolved boolean, is_poll_step boolean, poll_interval_sec int,
         poll_timeout_sec int, on_failure text, max_retries int, retry_interval_sec int, timeout_sec int)
       ORDER BY batch_member_id, step_index
-      ON CONFLICT (phase_execution_id, batch_member_id, step_index) DO NOTHING`.execute(db);
+      ON CONFLICT (phase_execution_id, batch_member_id, step_index, item_index) DO NOTHING`.execute(db);
     inserted += Number(result.numAffectedRows ?? 0n);
   }
   return inserted;

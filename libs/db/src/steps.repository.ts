@@ -16,7 +16,7 @@ const steps = createExecutionRepository<StepExecution>({
 });
 
 /**
- * Creates pending steps; a step that already exists for (phase, member, step index) is skipped, which
+ * Creates pending steps; a step that already exists for (phase, member, step index, item index) is skipped, which
  * makes a duplicate phase-due harmless. Returns how many rows were actually inserted.
  */
 export async function insertSteps(db: Db, rows: readonly NewStepExecution[]): Promise<number> {
@@ -31,7 +31,7 @@ export async function insertSteps(db: Db, rows: readonly NewStepExecution[]): Pr
       .insertInto("stepExecutions")
       .values(chunk)
       .onConflict((conflict) =>
-        conflict.columns(["phaseExecutionId", "batchMemberId", "stepIndex"]).doNothing(),
+        conflict.columns(["phaseExecutionId", "batchMemberId", "stepIndex", "itemIndex"]).doNothing(),
       )
       .executeTakeFirst();
     inserted += Number(result.numInsertedOrUpdatedRows ?? 0n);
@@ -99,6 +99,7 @@ export async function listStepsByPhase(db: Db, phaseExecutionId: number): Promis
     .where("phaseExecutionId", "=", phaseExecutionId)
     .orderBy("batchMemberId")
     .orderBy("stepIndex")
+    .orderBy("itemIndex")
     .execute();
 }
 
@@ -112,6 +113,7 @@ export async function listStepsByMember(db: Db, batchMemberId: number): Promise<
     .orderBy("phaseExecutions.sequence")
     .orderBy("phaseExecutions.id")
     .orderBy("stepExecutions.stepIndex")
+    .orderBy("stepExecutions.itemIndex")
     .execute();
 }
 

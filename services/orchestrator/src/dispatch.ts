@@ -1,9 +1,11 @@
 import type { ExecutionRow } from "./executions.ts";
 import {
+  FOR_EACH_ITEM_VARIABLE,
   resolveParams,
   resolveTemplateString,
   TemplateResolutionError,
   type ConditionEvaluationError,
+  type ForEachError,
 } from "@matoolkit/domain";
 import type { BatchInfo } from "./batch-info.ts";
 import type { HandlerScope } from "./context.ts";
@@ -23,16 +25,17 @@ export type ResolvedCall =
 
 /**
  * The function and parameters to send. Params that waited for a worker output of an earlier step
- * (`params_resolved = false`) are resolved now, against the member's latest data.
+ * (`params_resolved = false`) are resolved now, against the member's latest data; a for_each
+ * step's value (issue 30) is `{{item}}` there, over any column of that name.
  */
 export function resolveCall(
-  row: Pick<ExecutionRow, "functionName" | "paramsJson" | "paramsResolved">,
+  row: Pick<ExecutionRow, "functionName" | "paramsJson" | "paramsResolved" | "itemValue">,
   variables: () => Record<string, unknown>,
 ): ResolvedCall {
   const params = (row.paramsJson ?? {}) as Record<string, unknown>;
   if (row.paramsResolved) return { ok: true, functionName: row.functionName, params };
   try {
-    const known = variables();
+    const known = withItem(variables(), row);
     return {
       ok: true,
       functionName: resolveTemplateString(row.functionName, known),
@@ -44,14 +47,27 @@ export function resolveCall(
   }
 }
 
+/** The member's variables, with a for_each row's value as `{{item}}` (unchanged for other rows). */
+export function withItem(
+  variables: Record<string, unknown>,
+  row: Pick<ExecutionRow, "itemValue">,
+): Record<string, unknown> {
+  if (row.itemValue === null || row.itemValue === undefined) return variables;
+  return { ...variables, [FOR_EACH_ITEM_VARIABLE]: row.itemValue };
+}
+
+/** Why a step cannot be sent to a worker for this member. */
+export type DispatchError = TemplateResolutionError | ConditionEvaluationError | ForEachError;
+
 /**
- * pending → failed, through its own event (see ARCHITECTURE.md): template.unresolved, or
- * condition.invalid when its `when:` could not be decided for the member.
+ * pending → failed, through its own event (see ARCHITECTURE.md): template.unresolved,
+ * condition.invalid when its `when:` could not be decided for the member, or for_each.too_many /
+ * for_each.not_a_list when its for_each: list could not be expanded.
  */
 export function failToDispatch(
   scope: HandlerScope,
   ref: ExecutionRef,
-  error: TemplateResolutionError | ConditionEvaluationError,
+  error: DispatchError,
 ): Promise<ExecutionRow | undefined> {
   return transitionExecution(scope.trx, ref, "fail_to_dispatch", {
     reason: error.reason,
@@ -96,6 +112,33 @@ export async function dispatchExecution(
   });
   return { kind: "dispatched", row: dispatched };
 }
+
+/**
+ * The executions to start now in one member's chain of phase steps: the pending rows of its first
+ * step that is not done, whose retry_after has come. A for_each step (issue 30) is one link of
+ * several rows (one per value, sharing the step index): its pending rows start together, beside
+ * those of its values in flight, and the chain moves on once all of them are done. A failed,
+ * timed-out or cancelled row blocks the link (the member is failing). For any other step this is
+ * nextToStart: the one pending row, or nothing while it runs.
+ */
+export function nextGroupToStart<T extends { status: string; stepIndex: number; retryAfter: Date | null }>(
+  chain: readonly T[],
+  now: Date,
+): T[] {
+  const first = chain.reduce<T | undefined>(
+    (found, row) => (isDone(row) || (found !== undefined && found.stepIndex <= row.stepIndex) ? found : row),
+    undefined,
+  );
+  if (first === undefined) return [];
+  const link = chain.filter((row) => row.stepIndex === first.stepIndex);
+  if (link.some((row) => !isDone(row) && !OPEN.has(row.status))) return [];
+  return link.filter(
+    (row) =>
+      row.status === "pending" && (row.retryAfter === null || row.retryAfter.getTime() <= now.getTime()),
+  );
+}
+
+const OPEN = new Set(["pending", "dispatched", "polling"]);
 
 /**
  * The next execution to run in an ordered chain (one member's steps in a phase, or a batch's init

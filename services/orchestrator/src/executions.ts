@@ -27,10 +27,17 @@ export type { ExecutionKind };
 export type ExecutionRef = ExecutionAddress;
 
 /** One shape for both tables: the columns only one of them has are null on the other. */
-export type ExecutionRow = Omit<StepExecution, "phaseExecutionId" | "batchMemberId"> & {
+export type ExecutionRow = Omit<
+  StepExecution,
+  "phaseExecutionId" | "batchMemberId" | "itemIndex" | "itemValue" | "itemCount"
+> & {
   readonly phaseExecutionId: number | null;
   readonly batchMemberId: number | null;
   readonly runbookVersion: number | null;
+  /** A for_each step's value (issue 30); absent on inits, null on other steps. */
+  readonly itemIndex?: number;
+  readonly itemValue?: unknown;
+  readonly itemCount?: number | null;
 };
 
 export type ExecutionUpdate = NonNullable<ExecutionTransitionOptions["set"]>;

@@ -14,6 +14,7 @@ import {
 import { reasonCodes, resolveStep, TemplateResolutionError } from "@matoolkit/domain";
 import { variablesFor, type BatchInfo } from "./batch-info.ts";
 import { batchEnd } from "./completion.ts";
+import { withItem } from "./dispatch.ts";
 import { notifyBatchEnded, notifyMemberFailed } from "./notifications/notify.ts";
 import type { HandlerScope } from "./context.ts";
 import { transitionExecution, type ExecutionRef } from "./executions.ts";
@@ -89,10 +90,11 @@ export async function handleTerminalFailure(
   const member = row.batchMemberId === null ? undefined : await getMember(trx, row.batchMemberId);
   const phase = row.phaseExecutionId === null ? undefined : await getPhase(trx, row.phaseExecutionId);
   if (member === undefined || phase === undefined) return;
+  // A for_each value's rollback sees its `{{item}}`, as the value's own call did (issue 30).
   await sendRollback(scope, {
     ...args,
     runbookVersion: phase.runbookVersion,
-    variables: variablesFor(batch, member),
+    variables: withItem(variablesFor(batch, member), row),
   });
   await failMember(scope, {
     memberId: member.id,

@@ -1,5 +1,6 @@
 import {
   dispatchSteps,
+  expandSteps,
   getMembersByIds,
   getPhasesByIds,
   listInitsByBatch,
@@ -11,16 +12,26 @@ import {
   skipSteps,
   type StepDispatch,
   type StepExecution,
+  type StepExpansion,
   type StepSkip,
 } from "@matoolkit/db";
 import { jobIdFor, type RunbookDefinition } from "@matoolkit/domain";
 import type { BatchInfo } from "./batch-info.ts";
 import { lockBatchInfos, variablesFor } from "./batch-info.ts";
 import type { HandlerScope } from "./context.ts";
-import { dispatchExecution, failToDispatch, isDone, nextDispatchable, resolveCall } from "./dispatch.ts";
+import {
+  dispatchExecution,
+  failToDispatch,
+  isDone,
+  nextDispatchable,
+  nextGroupToStart,
+  resolveCall,
+  type DispatchError,
+} from "./dispatch.ts";
 import { handleTerminalFailure } from "./failure.ts";
 import { sendWorkerJobs, type TrackedJob } from "./outgoing.ts";
 import { clausesOf, decideStep, type StepVerdict } from "./step-conditions.ts";
+import { decideExpansion, forEachOf } from "./step-for-each.ts";
 
 export type { MemberPhase };
 
@@ -76,7 +87,8 @@ export function nextToStart<T extends { status: string; stepIndex: number; retry
  * Per-member progression (000 PhaseProgressionService.CheckMemberProgressionAsync) for many
  * members at once: for each (member, phase), walk the member's steps of that phase in step_index
  * order and dispatch the next pending one, skipping (issue 30) each whose `when:` is false for the
- * member then. Members progress independently; a member that is no longer active gets nothing. Set-based: the members, phases, batches and steps are read in one
+ * member then (or whose for_each: list is empty). A for_each step is expanded into one row per
+ * value when its turn comes, and its rows start together (one link of the chain, nextGroupToStart). Members progress independently; a member that is no longer active gets nothing. Set-based: the members, phases, batches and steps are read in one
  * query each, and every dispatch of the batch is ONE guarded transition and ONE outbox insert
  * (skips: one more per `when:` clause that was false).
  */
@@ -121,18 +133,9 @@ export async function advanceMembers(
   const chains = groupBy(await listStepsOfMemberPhases(trx, runnable), pairKeyOfStep);
   const runbooks = await runbooksOf(scope, runnable, phases, batches);
   const skips: (StepSkip & { pair: string })[] = [];
-  const dispatches: {
-    pair: string;
-    step: StepExecution;
-    dispatch: StepDispatch;
-    job: Omit<TrackedJob, "row">;
-  }[] = [];
-  const unresolvable: {
-    pair: string;
-    step: StepExecution;
-    batch: BatchInfo;
-    error: Parameters<typeof failToDispatch>[2];
-  }[] = [];
+  const expansions: (StepExpansion & Omit<Start, "step">)[] = [];
+  const starts: Start[] = [];
+  const unresolvable: { pair: string; step: StepExecution; batch: BatchInfo; error: DispatchError }[] = [];
   for (const pair of runnable) {
     const key = pairKey(pair);
     const phase = phases.get(pair.phaseExecutionId)!;
@@ -141,36 +144,72 @@ export async function advanceMembers(
     const member = members.get(pair.memberId)!;
     const variables = once(() => variablesFor(batch, member));
     const runbook = runbooks.get(runbookKey(batch.runbookName, phase.runbookVersion));
-    // Steps whose `when:` is false are skipped in turn (issue 30) until one runs or the chain ends.
-    let next = nextToStart(chains.get(key) ?? [], scope.now());
-    let verdict = next === undefined ? undefined : decide(runbook, phase, next, variables);
-    while (next !== undefined && verdict?.kind === "skip") {
-      const skipped = next.id;
-      skips.push({ id: skipped, reason: verdict.reason, pair: key });
-      const chain = (chains.get(key) ?? []).map((step) =>
-        step.id === skipped ? { ...step, status: "skipped" as const } : step,
-      );
-      chains.set(key, chain);
-      next = nextToStart(chain, scope.now());
-      verdict = next === undefined ? undefined : decide(runbook, phase, next, variables);
+    // Steps whose `when:` is false (or whose for_each: list is empty) are skipped in turn (issue
+    // 30) until one runs, expands or fails, or the chain ends.
+    for (;;) {
+      const chain = chains.get(key) ?? [];
+      const group = nextGroupToStart(chain, scope.now());
+      const head = group[0];
+      if (head === undefined) break;
+      const verdict = decide(runbook, phase, head, variables);
+      if (verdict.kind === "invalid") {
+        unresolvable.push({ pair: key, step: head, batch, error: verdict.error });
+        break;
+      }
+      const expansion =
+        verdict.kind === "skip"
+          ? verdict
+          : decideExpansion(forEachOf(runbook, phase.phaseName, head), head, variables);
+      if (expansion.kind === "skip") {
+        skips.push({ id: head.id, reason: expansion.reason, pair: key });
+        chains.set(
+          key,
+          chain.map((step) => (step.id === head.id ? { ...step, status: "skipped" as const } : step)),
+        );
+        continue;
+      }
+      if (expansion.kind === "invalid")
+        unresolvable.push({ pair: key, step: head, batch, error: expansion.error });
+      else if (expansion.kind === "expand")
+        expansions.push({ id: head.id, items: expansion.items, pair: key, batch, phase, variables });
+      else for (const step of group) starts.push({ pair: key, step, batch, phase, variables });
+      break;
     }
-    if (next === undefined) continue;
-    if (verdict?.kind === "invalid") {
-      unresolvable.push({ pair: key, step: next, batch, error: verdict.error });
+  }
+
+  // A skip another delivery beat (it dispatched, skipped or cancelled the step first): that
+  // member's chain is not ours to move on this time.
+  const skippedIds = new Set((await skipSteps(trx, skips)).map((step) => step.id));
+  const lost = new Set(skips.filter((skip) => !skippedIds.has(skip.id)).map((skip) => skip.pair));
+  // A for_each step's rows, one per value, start together once expanded; one another delivery
+  // expanded first is that delivery's to start.
+  const toExpand = expansions.filter((expansion) => !lost.has(expansion.pair));
+  const expanded = groupBy(await expandSteps(trx, toExpand), pairKeyOfStep);
+  for (const expansion of toExpand) {
+    const rows = expanded.get(expansion.pair);
+    if (rows === undefined) {
+      lost.add(expansion.pair);
       continue;
     }
-    const call = resolveCall(next, variables);
+    const { pair, batch, phase, variables } = expansion;
+    for (const step of rows.filter((row) => row.status === "pending"))
+      starts.push({ pair, step, batch, phase, variables });
+  }
+
+  const dispatches: { pair: string; dispatch: StepDispatch; job: Omit<TrackedJob, "row"> }[] = [];
+  for (const { pair, step, batch, phase, variables } of starts) {
+    if (lost.has(pair)) continue;
+    const call = resolveCall(step, variables);
     if (!call.ok) {
-      unresolvable.push({ pair: key, step: next, batch, error: call.error });
+      unresolvable.push({ pair, step, batch, error: call.error });
       continue;
     }
-    const ref = { kind: "step", id: next.id } as const;
-    const jobId = jobIdFor(ref, { ...next, pollCount: 0 });
+    const ref = { kind: "step", id: step.id } as const;
+    const jobId = jobIdFor(ref, { ...step, pollCount: 0 });
     dispatches.push({
-      pair: key,
-      step: next,
+      pair,
       dispatch: {
-        id: next.id,
+        id: step.id,
         jobId,
         functionName: call.functionName,
         paramsJson: call.params,
@@ -184,11 +223,6 @@ export async function advanceMembers(
       },
     });
   }
-
-  // A skip another delivery beat (it dispatched, skipped or cancelled the step first): that
-  // member's chain is not ours to move on this time.
-  const skippedIds = new Set((await skipSteps(trx, skips)).map((step) => step.id));
-  const lost = new Set(skips.filter((skip) => !skippedIds.has(skip.id)).map((skip) => skip.pair));
   const dispatched = byId(
     await dispatchSteps(
       trx,
@@ -203,8 +237,11 @@ export async function advanceMembers(
       return row === undefined ? [] : [{ ...job, row }];
     }),
   );
+  // One value's unresolvable params fail it, and the member's failure cancels its other values.
+  const failedPairs = new Set<string>();
   for (const { pair, step, batch, error } of unresolvable) {
-    if (lost.has(pair)) continue;
+    if (lost.has(pair) || failedPairs.has(pair)) continue;
+    failedPairs.add(pair);
     const ref = { kind: "step", id: step.id } as const;
     const failed = await failToDispatch(scope, ref, error);
     if (failed !== undefined) await handleTerminalFailure(scope, { ref, row: failed, batch });
@@ -257,6 +294,15 @@ async function startNextPhases(
     [...next.values()].map((entry) => entry.pair),
     { phases, batches: known.batches },
   );
+}
+
+/** One execution the chain starts now (a for_each step's: one of its values). */
+interface Start {
+  readonly pair: string;
+  readonly step: StepExecution;
+  readonly batch: BatchInfo;
+  readonly phase: PhaseExecution;
+  readonly variables: () => Record<string, unknown>;
 }
 
 /** One member, one phase: the catch-up and single-result paths. */
@@ -324,12 +370,14 @@ function runbookKey(name: string, version: number): string {
   return `${name}@${version}`;
 }
 
+/** A for_each step's value (item_count set) ran its `when:` already, before it was expanded. */
 function decide(
   runbook: RunbookDefinition | undefined,
   phase: PhaseExecution,
   step: StepExecution,
   variables: () => Record<string, unknown>,
 ): StepVerdict {
+  if (step.itemCount !== null) return { kind: "run" };
   const clauses = runbook === undefined ? [] : clausesOf(runbook, phase.phaseName, step);
   return decideStep(clauses, step, variables);
 }

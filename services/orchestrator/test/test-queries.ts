@@ -15,6 +15,7 @@ export async function stepsOf(db: Db, batchId: number): Promise<StepView[]> {
     .orderBy("phaseExecutions.sequence")
     .orderBy("stepExecutions.batchMemberId")
     .orderBy("stepExecutions.stepIndex")
+    .orderBy("stepExecutions.itemIndex")
     .execute();
 }
 

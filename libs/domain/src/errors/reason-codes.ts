@@ -116,6 +116,13 @@ export const reasonCodes = {
    * number (`{{Quota}} > 5`) is not a number. The step fails rather than guess a path.
    */
   conditionInvalid: "condition.invalid",
+  /**
+   * A `for_each:` step has more values for this member than a step may expand to (1,000): the
+   * member fails rather than flood the workers; split the list or raise it with the maintainers.
+   */
+  forEachTooMany: "for_each.too_many",
+  /** A `for_each:` step's list is not a list for this member (an output that returned text, a map). */
+  forEachNotAList: "for_each.not_a_list",
   /** The runbook YAML failed validation. */
   runbookInvalid: "runbook.invalid",
   /** A member's data row failed validation against the runbook's data source. */

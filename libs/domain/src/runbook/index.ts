@@ -1,4 +1,5 @@
 export * from "./effective-retry.ts";
+export * from "./for-each.ts";
 export * from "./model.ts";
 export * from "./mask-secrets.ts";
 export * from "./secret-policy.ts";

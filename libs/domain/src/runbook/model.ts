@@ -44,6 +44,17 @@ export interface WhenClause {
   readonly references: readonly string[];
 }
 
+/**
+ * A `for_each:` (issue 30; docs/runbook-for-each.md): the step runs once per value of one list,
+ * a multi-valued column or an earlier step's output, each value as `{{item}}` in its params.
+ */
+export interface ForEachClause {
+  /** As written (`"{{Groups}}"`), for the plan and events. */
+  readonly expression: string;
+  /** The list's name (`Groups`). */
+  readonly name: string;
+}
+
 export interface RetryConfig {
   maxRetries: number;
   intervalSeconds: number;
@@ -70,6 +81,8 @@ export interface StepDefinition {
   timeoutSeconds?: number;
   /** Phase steps only: run the step only when this holds for the member, else skip it. */
   when?: WhenClause;
+  /** Phase steps only: one execution per value of this list for the member (`{{item}}`). */
+  forEach?: ForEachClause;
 }
 
 /** What an unanswered approval turns into once its `approval_timeout` has passed. */

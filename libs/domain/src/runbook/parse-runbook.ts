@@ -1,6 +1,7 @@
 import { LineCounter, parseDocument } from "yaml";
 import { approvalFindings } from "./approval-rules.ts";
 import { hasCycle } from "./cycles.ts";
+import { forEachFindings } from "./for-each-rules.ts";
 import { dataSourceFindings } from "./data-source-rules.ts";
 import { locateFinding } from "./locate.ts";
 import type { RunbookDefinition } from "./model.ts";
@@ -57,6 +58,7 @@ export function parseRunbook(yamlText: string): ParseResult {
           ...secretMarkerFindings(raw),
           ...approvalFindings(raw),
           ...whenFindings(raw),
+          ...forEachFindings(raw),
         ]
       : []),
     ...unstorableTextFindings(raw),

@@ -78,6 +78,7 @@ describe("createRunbookPlanner", () => {
           resolvedAtRunTime: [],
           when: null,
           whenDecision: "always",
+          forEach: null,
         },
       ],
     });
@@ -93,6 +94,7 @@ describe("createRunbookPlanner", () => {
       resolvedAtRunTime: ["TargetId", "_batch_id"],
       when: null,
       whenDecision: "always",
+      forEach: null,
     });
   });
 
@@ -120,6 +122,7 @@ describe("createRunbookPlanner", () => {
         resolvedAtRunTime: ["_batch_id"],
         when: null,
         whenDecision: "always",
+        forEach: null,
       },
     ]);
     expect(planner.init(null)[0]?.unresolved).toEqual(["_batch_start_time"]);

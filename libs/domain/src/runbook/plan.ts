@@ -1,7 +1,8 @@
 import { resolveStepPartially } from "../templates/resolve.ts";
 import { buildTemplateVariables } from "../templates/variables.ts";
+import { FOR_EACH_ITEM_VARIABLE, forEachValues, type ForEachProblem } from "./for-each.ts";
 import { maskSecretParams } from "./mask-secrets.ts";
-import type { RunbookDefinition, StepDefinition, WhenClause } from "./model.ts";
+import type { ForEachClause, RunbookDefinition, StepDefinition, WhenClause } from "./model.ts";
 import { decideWhen, type WhenDecision } from "./plan-conditions.ts";
 import { memberSecretValues, secretPolicyOf, type SecretPolicy } from "./secret-policy.ts";
 import { SecretValues } from "./secret-values.ts";
@@ -31,6 +32,18 @@ export interface PlannedStep {
   readonly when: string | null;
   /** Whether it runs for this member, with its phase's `when:` (plan-conditions.ts). */
   readonly whenDecision: WhenDecision;
+  /** Its `for_each:` (issue 30) and what it expands to for this member; null when it has none. */
+  readonly forEach: PlannedForEach | null;
+}
+
+/** A for_each step's expansion in the plan. */
+export interface PlannedForEach {
+  /** As written (`"{{Groups}}"`). */
+  readonly expression: string;
+  /** Executions for the member (0: the step is skipped); null when the list is an earlier step's output. */
+  readonly values: number | null;
+  /** The reason code the member would fail with (for_each.too_many, for_each.not_a_list); else null. */
+  readonly problem: ForEachProblem | null;
 }
 
 export interface PlannedPhase {
@@ -119,9 +132,13 @@ function planStep(
   clauses: readonly WhenClause[],
   secrets: { readonly policy: SecretPolicy; readonly values: SecretValues },
 ): PlannedStep {
-  const resolved = resolveStepPartially(step, variables);
+  // A for_each step's {{item}} is set per value at run time, never from a column of that name.
+  const ownVariables = step.forEach === undefined ? variables : withoutItem(variables);
+  const resolved = resolveStepPartially(step, ownVariables);
   const atRunTime = (name: string) =>
-    (RUN_TIME_SPECIALS as readonly string[]).includes(name) || workerOutputs.has(name);
+    (RUN_TIME_SPECIALS as readonly string[]).includes(name) ||
+    workerOutputs.has(name) ||
+    (step.forEach !== undefined && name === FOR_EACH_ITEM_VARIABLE);
   const whenDecision = decideWhen(clauses, variables, atRunTime);
   return {
     step: step.name,
@@ -137,5 +154,24 @@ function planStep(
     resolvedAtRunTime: resolved.missing.filter(atRunTime),
     when: step.when?.expression ?? null,
     whenDecision,
+    forEach: step.forEach === undefined ? null : planForEach(step.forEach, variables, atRunTime),
   };
+}
+
+function planForEach(
+  clause: ForEachClause,
+  variables: Readonly<Record<string, unknown>>,
+  atRunTime: (name: string) => boolean,
+): PlannedForEach {
+  const base = { expression: clause.expression };
+  if (atRunTime(clause.name)) return { ...base, values: null, problem: null };
+  const values = forEachValues(clause, variables);
+  if (!values.ok) return { ...base, values: null, problem: values.error.problem };
+  return { ...base, values: values.items.length, problem: null };
+}
+
+function withoutItem(variables: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> {
+  if (!Object.hasOwn(variables, FOR_EACH_ITEM_VARIABLE)) return variables;
+  const { [FOR_EACH_ITEM_VARIABLE]: _item, ...rest } = variables;
+  return rest;
 }

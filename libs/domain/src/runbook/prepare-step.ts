@@ -1,6 +1,7 @@
 import { resolveStepPartially } from "../templates/resolve.ts";
 import type { TemplateVariables } from "../templates/variables.ts";
 import { resolveEffectiveRetry } from "./effective-retry.ts";
+import { FOR_EACH_ITEM_VARIABLE } from "./for-each.ts";
 import type { RunbookDefinition, StepDefinition } from "./model.ts";
 
 /**
@@ -46,7 +47,12 @@ export function prepareStepExecution(
     retryIntervalSec: retry?.intervalSeconds ?? null,
     timeoutSec: step.timeoutSeconds ?? null,
   };
-  const resolved = resolveStepPartially(step, variables);
+  // A for_each step's `{{item}}` is set per value when the step is expanded at its turn, never
+  // from a column that happens to share the name: left for dispatch to resolve.
+  const resolved = resolveStepPartially(
+    step,
+    step.forEach === undefined ? variables : withoutItem(variables),
+  );
   if (resolved.missing.length === 0) {
     return {
       ...base,
@@ -58,4 +64,10 @@ export function prepareStepExecution(
   // Keep the templates: a variable may be a worker output of an earlier step that does not
   // exist yet. Dispatch resolves again and fails the step (template.unresolved) if still missing.
   return { ...base, functionName: step.function, paramsJson: step.params, paramsResolved: false };
+}
+
+function withoutItem(variables: TemplateVariables): TemplateVariables {
+  if (!Object.hasOwn(variables, FOR_EACH_ITEM_VARIABLE)) return variables;
+  const { [FOR_EACH_ITEM_VARIABLE]: _item, ...rest } = variables;
+  return rest;
 }

@@ -1,6 +1,8 @@
 import { parseCondition } from "../conditions/parse.ts";
+import { soleTemplateName } from "../templates/syntax.ts";
 import type {
   DataSourceConfig,
+  ForEachClause,
   PhaseApproval,
   PhaseDefinition,
   RetryConfig,
@@ -42,7 +44,15 @@ function toStep(step: StepYaml): StepDefinition {
   if (step.retry) definition.retry = toRetry(step.retry);
   if (step.timeout !== undefined) definition.timeoutSeconds = parseDuration(step.timeout);
   if (step.when !== undefined) definition.when = toWhen(step.when);
+  if (step.for_each !== undefined) definition.forEach = toForEach(step.for_each);
   return definition;
+}
+
+/** for-each-rules.ts has checked it is one `{{Name}}`, so this cannot fail. */
+function toForEach(expression: string): ForEachClause {
+  const name = soleTemplateName(expression.trim());
+  if (name === undefined) throw new Error("unchecked for_each: clause");
+  return { expression, name };
 }
 
 /** when-rules.ts has parsed every condition already, so this cannot fail. */

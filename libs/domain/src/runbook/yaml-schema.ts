@@ -87,6 +87,8 @@ export const stepYamlSchema = strictMapping({
   retry: retryYamlSchema.optional(),
   timeout: durationText.optional(),
   when: conditionText.optional(),
+  /** `"{{List}}"` (issue 30): for-each-rules.ts checks what it names. */
+  for_each: nonEmptyText.optional(),
 });
 export type StepYaml = z.infer<typeof stepYamlSchema>;
 

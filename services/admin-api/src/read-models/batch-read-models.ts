@@ -145,7 +145,11 @@ export async function executionsWithRollbacks(
   });
   return {
     init: init.map((row) => withRollback("init", maskExecutionRow(secrets, null, row))),
-    steps: steps.map((row) => withRollback("step", maskExecutionRow(secrets, row.batchMemberId, row))),
+    // A for_each value (issue 30) shows as its position and count; the value itself is member
+    // data, visible only where it was templated (params_json, masked as every param is).
+    steps: steps.map(({ itemValue: _value, ...row }) =>
+      withRollback("step", maskExecutionRow(secrets, row.batchMemberId, row)),
+    ),
   };
 }
 

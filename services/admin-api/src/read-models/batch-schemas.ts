@@ -175,7 +175,8 @@ export const statusEventSchema = z
       description: "The runbook phase of a phase or step event; null for other entities",
     }),
     stepName: z.string().nullable().meta({
-      description: "The runbook step name of a step or init event; null for other entities",
+      description:
+        "The runbook step name of a step or init event, a for_each value's with its position (`add-to-group [2/5]`); null for other entities",
     }),
   })
   .meta({

@@ -68,7 +68,18 @@ const executionColumns = {
 
 export const executionSchemas = {
   step: z
-    .object({ ...executionColumns, phaseExecutionId: id, batchMemberId: id })
+    .object({
+      ...executionColumns,
+      phaseExecutionId: id,
+      batchMemberId: id,
+      itemIndex: count.meta({
+        description:
+          "A for_each step's value position (0-based; its executions share stepIndex); 0 otherwise",
+      }),
+      itemCount: z.int().min(1).nullable().meta({
+        description: "How many values the for_each step has for the member; null on other steps",
+      }),
+    })
     .meta({ id: "StepExecution" }),
   init: z.object({ ...executionColumns, runbookVersion: z.int().min(1) }).meta({ id: "InitExecution" }),
 };

@@ -27,6 +27,24 @@ export const plannedStepSchema = z
         "data; at_run_time: it reads an earlier step's output or {{_batch_id}}; invalid: it cannot be " +
         "decided for this member (the step would fail with condition.invalid)",
     }),
+    forEach: z
+      .object({
+        expression: z.string().meta({ description: "The step's for_each: as written" }),
+        values: z
+          .int()
+          .min(0)
+          .nullable()
+          .meta({
+            description:
+              "Executions of the step for this member (one per value; 0: the step is skipped); " +
+              "null when the list is an earlier step's output (known at run time) or cannot be expanded",
+          }),
+        problem: z.enum(["for_each.too_many", "for_each.not_a_list"]).nullable().meta({
+          description: "The reason code the member would fail with: more than 1,000 values, or not a list",
+        }),
+      })
+      .nullable()
+      .meta({ description: "The step's for_each: and its expansion for the member; null when it has none" }),
   })
   .meta({ id: "PlannedStep" });
 

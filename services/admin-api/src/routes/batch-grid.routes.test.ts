@@ -97,6 +97,8 @@ describe("GET /api/batches/{id}/grid", () => {
         pollCount: 0,
         redriveCount: 0,
         completedAt: "2026-01-01T10:00:05.000Z",
+        itemCount: null,
+        itemsDone: 0,
       },
     ]);
   });

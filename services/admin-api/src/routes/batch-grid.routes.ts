@@ -20,6 +20,16 @@ const gridStepSchema = z
     pollCount: count,
     redriveCount: count,
     completedAt: nullableTimestamp,
+    itemCount: z
+      .int()
+      .min(1)
+      .nullable()
+      .meta({
+        description:
+          "A for_each step: how many values it has for the member (the cell shows its failed, else " +
+          "running, else waiting, else done value); null on other steps and before the step's turn",
+      }),
+    itemsDone: count.meta({ description: "A for_each step: its values done so far (succeeded or skipped)" }),
   })
   .meta({ id: "GridStep", description: "The current run of one step of one member" });
 

@@ -133,6 +133,7 @@ describe("POST /api/runbooks/{name}/plan from a CSV", () => {
         resolvedAtRunTime: ["_batch_id"],
         when: null,
         whenDecision: "always",
+        forEach: null,
       },
     ]);
     expect(batch.members.map((member: { key: string }) => member.key)).toEqual([
@@ -159,6 +160,7 @@ describe("POST /api/runbooks/{name}/plan from a CSV", () => {
             resolvedAtRunTime: [],
             when: null,
             whenDecision: "always",
+            forEach: null,
           },
         ],
       },
@@ -176,6 +178,7 @@ describe("POST /api/runbooks/{name}/plan from a CSV", () => {
             resolvedAtRunTime: ["TargetId"],
             when: null,
             whenDecision: "always",
+            forEach: null,
           },
         ],
       },

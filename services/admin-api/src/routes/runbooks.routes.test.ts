@@ -130,6 +130,32 @@ describe("POST /api/runbooks", () => {
     expect(published.status).toBe(201);
   });
 
+  it("refuses a for_each: over a single-valued column at its line:column, storing nothing (issue 30)", async () => {
+    const withForEach = (name: string, list: string) =>
+      testRunbookYaml({ name }).replace(
+        "        function: Test-Echo\n",
+        `        function: Test-Echo\n        for_each: "${list}"\n`,
+      );
+    const refused = await publishYaml(withForEach("per-value", "{{UserPrincipalName}}"));
+    expect(refused.status).toBe(400);
+    expect(refused.body.code).toBe("runbook.invalid");
+    // The step's `for_each:` is line 17; its text starts at column 20, the name at 22.
+    expect(refused.body.problems).toEqual([
+      {
+        path: "phases[0].steps[0].for_each",
+        line: 17,
+        column: 22,
+        message:
+          "{{UserPrincipalName}} is a single-valued column; list it in data_source.multi_valued_columns " +
+          "to run a step per value",
+      },
+    ]);
+    expect(
+      await harness.db.selectFrom("runbooks").select("id").where("name", "=", "per-value").execute(),
+    ).toEqual([]);
+    expect((await publishYaml(withForEach("per-value", "{{ProxyAddresses}}"))).status).toBe(201);
+  });
+
   it("rejects an unknown overdueBehavior, naming the field", async () => {
     const response = await publishJson({ yaml: testRunbookYaml({ name: "bad-opt" }), overdueBehavior: "x" });
     expect(response.status).toBe(400);

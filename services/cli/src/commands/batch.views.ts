@@ -1,3 +1,4 @@
+import { itemLabel } from "@matoolkit/domain";
 import { eventSubject } from "./event-subject.ts";
 import { z } from "zod";
 import type { Output } from "../output/output.ts";
@@ -168,7 +169,7 @@ export function printSteps(output: Output, value: unknown): void {
       { header: "PHASE EXEC", value: (s) => s.phaseExecutionId, align: "right" },
       { header: "MEMBER", value: (s) => s.batchMemberId, align: "right" },
       { header: "#", value: (s) => s.stepIndex, align: "right" },
-      { header: "STEP", value: (s) => s.stepName },
+      { header: "STEP", value: (s) => itemLabel(s.stepName, s) },
       { header: "FUNCTION", value: (s) => s.functionName },
       { header: "STATUS", value: (s) => s.status },
       { header: "RETRIES", value: (s) => s.retryCount, align: "right" },

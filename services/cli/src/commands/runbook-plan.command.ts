@@ -15,6 +15,10 @@ const plannedStep = z.looseObject({
   resolvedAtRunTime: z.array(z.string()),
   // Issue 30; a server from before it has no conditions.
   whenDecision: z.string().default("always"),
+  forEach: z
+    .looseObject({ values: z.number().nullable(), problem: z.string().nullable() })
+    .nullable()
+    .default(null),
 });
 
 const planView = z.looseObject({
@@ -48,6 +52,7 @@ interface PlanRow {
   readonly functionName: string;
   readonly unresolved: string;
   readonly when: string;
+  readonly forEach: string;
 }
 
 /** The WHEN column: whether the step's `when:` (or its phase's) lets it run for the member. */
@@ -131,6 +136,7 @@ function printPlan(session: Session, plan: PlanView): void {
   ]);
   // Only a runbook with conditions gets the WHEN column: the others' tables stay as they were.
   const conditional = rows.some((r) => r.when !== "");
+  const expanding = rows.some((r) => r.forEach !== "");
   output.table(
     rows,
     [
@@ -139,6 +145,7 @@ function printPlan(session: Session, plan: PlanView): void {
       { header: "DUE", value: (r) => r.due ?? "manual" },
       { header: "STEP", value: (r) => r.step },
       ...(conditional ? [{ header: "WHEN", value: (r: PlanRow) => r.when }] : []),
+      ...(expanding ? [{ header: "FOR EACH", value: (r: PlanRow) => r.forEach }] : []),
       { header: "FUNCTION", value: (r) => r.functionName, shrink: true },
       { header: "UNRESOLVED", value: (r) => r.unresolved, shrink: true },
     ],
@@ -155,5 +162,14 @@ function row(member: string, phase: string, due: string | null, step: z.infer<ty
     functionName: step.functionName,
     unresolved: step.unresolved.length === 0 ? "" : step.unresolved.join(", "),
     when: WHEN_WORDS[step.whenDecision] ?? step.whenDecision,
+    forEach: forEachWords(step.forEach),
   };
+}
+
+/** The FOR EACH column (issue 30): how many executions the step expands to for the member. */
+export function forEachWords(forEach: z.infer<typeof plannedStep>["forEach"]): string {
+  if (forEach === null) return "";
+  if (forEach.problem !== null) return forEach.problem;
+  if (forEach.values === null) return "at run time";
+  return forEach.values === 0 ? "0 values (skipped)" : `${forEach.values} value(s)`;
 }

@@ -144,6 +144,9 @@ const executionView = z.looseObject({
   id: z.number(),
   stepName: z.string(),
   stepIndex: z.number(),
+  // A for_each value (issue 30); a server from before it, or an init, has none.
+  itemIndex: z.number().optional(),
+  itemCount: z.number().nullable().optional(),
   functionName: z.string(),
   status: z.string(),
   errorCode: z.string().nullable(),

@@ -62,6 +62,9 @@ export interface GridStep {
   readonly pollCount: number;
   readonly redriveCount: number;
   readonly completedAt: string | null;
+  /** A for_each step (issue 30): its values for the member; absent from a server before it. */
+  readonly itemCount?: number | null;
+  readonly itemsDone?: number;
 }
 
 export interface GridMember {

@@ -473,6 +473,14 @@ function CellDetails(props: {
               <dd data-testid="cell-error">{step.errorMessage}</dd>
             </>
           )}
+          {step?.itemCount != null && (
+            <>
+              <dt>Values</dt>
+              <dd data-testid="cell-values">
+                {step.itemsDone ?? 0}/{step.itemCount} done
+              </dd>
+            </>
+          )}
           {step !== undefined && (
             <>
               <dt>Retries</dt>
