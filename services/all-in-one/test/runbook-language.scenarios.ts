@@ -91,6 +91,7 @@ interface PacingReading {
   workerId: string;
   jobStarts: number;
   startRate: { current: number; cap: number } | null;
+  apis: unknown[];
 }
 
 /**
@@ -336,6 +337,11 @@ export function runbookLanguageScenarios(profile: RuntimeProfile): void {
         // Paced all along: five jobs (3 + 2) counted, at /api/worker/pacing and at /metrics.
         const pacing = await eventually(workerPacing, (p) => p.jobStarts >= 5, "five job starts counted");
         expect(pacing.startRate).toEqual({ current: rateLimit, cap: rateLimit });
+        // The calls in flight per API are capped too, and no call is under way any more.
+        expect(pacing.apis).toEqual([
+          { api: "graph", inFlight: 0, waiting: 0, limit: { current: 2, cap: 2 }, throttledCalls: 0 },
+          { api: "exchange", inFlight: 0, waiting: 0, limit: { current: 1, cap: 1 }, throttledCalls: 0 },
+        ]);
         const metrics = await (await fetch(`${system.apiUrl}/metrics`)).text();
         expect(metrics).toContain(`matoolkit_worker_job_start_rate_cap{worker_id="worker-01"} ${rateLimit}`);
         const startsAtMetrics = /^matoolkit_worker_job_starts_total\{worker_id="worker-01"\} (\d+)$/m.exec(
