@@ -8,6 +8,7 @@ import { automatedLifecycleScenarios } from "../test/automated-lifecycle.scenari
 import { batchWorkflowScenarios } from "../test/batch-workflow.scenarios.ts";
 import { manualBatchScenarios } from "../test/manual-batch.scenarios.ts";
 import { realDaprProfile, type RealDaprRuntime } from "../test/real-dapr-profile.ts";
+import { runbookLanguageScenarios } from "../test/runbook-language.scenarios.ts";
 import { standardLibraryScenarios } from "../test/standard-library.scenarios.ts";
 import { startAll, type RunningSystem } from "./start-all.ts";
 
@@ -87,3 +88,4 @@ manualBatchScenarios(profile);
 batchWorkflowScenarios(profile);
 automatedLifecycleScenarios(profile);
 standardLibraryScenarios(profile);
+runbookLanguageScenarios(profile);

@@ -2,6 +2,7 @@ import { automatedLifecycleScenarios } from "../test/automated-lifecycle.scenari
 import { batchWorkflowScenarios } from "../test/batch-workflow.scenarios.ts";
 import { manualBatchScenarios } from "../test/manual-batch.scenarios.ts";
 import { realDaprProfile } from "../test/real-dapr-profile.ts";
+import { runbookLanguageScenarios } from "../test/runbook-language.scenarios.ts";
 import { standardLibraryScenarios } from "../test/standard-library.scenarios.ts";
 
 /**
@@ -21,3 +22,4 @@ manualBatchScenarios(profile);
 batchWorkflowScenarios(profile);
 automatedLifecycleScenarios(profile);
 standardLibraryScenarios(profile);
+runbookLanguageScenarios(profile);

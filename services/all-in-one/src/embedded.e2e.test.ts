@@ -1,6 +1,7 @@
 import { automatedLifecycleScenarios } from "../test/automated-lifecycle.scenarios.ts";
 import { batchWorkflowScenarios } from "../test/batch-workflow.scenarios.ts";
 import { manualBatchScenarios } from "../test/manual-batch.scenarios.ts";
+import { runbookLanguageScenarios } from "../test/runbook-language.scenarios.ts";
 import { standardLibraryScenarios } from "../test/standard-library.scenarios.ts";
 import { embeddedProfile } from "../test/runtime-profiles.ts";
 
@@ -9,3 +10,4 @@ manualBatchScenarios(embeddedProfile);
 batchWorkflowScenarios(embeddedProfile);
 automatedLifecycleScenarios(embeddedProfile);
 standardLibraryScenarios(embeddedProfile);
+runbookLanguageScenarios(embeddedProfile);
