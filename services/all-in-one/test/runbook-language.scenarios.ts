@@ -12,17 +12,20 @@ import { eventually } from "./test-support.ts";
 const repoRoot = resolve(import.meta.dirname, "../../..");
 /** examples/fabrikam-tenant.json's "Fabrikam - all staff": nobody of the wave is in it yet. */
 const allStaffGroupId = "0c9d8e7f-6a5b-4c3d-9e2f-1a0b9c8d7e6f";
+/** The seed's wave-1 group: Adele is in it already (check-wave-groups checks it, one value of two). */
+const waveOneGroupId = "6a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d";
 /** Job starts per second the worker is paced to (MATOOLKIT_RATE_LIMIT). */
 const rateLimit = 4;
 
 /**
  * The runbook language of issue 30 in one runbook: a step `when:` (Megan has no mailbox, so her
- * mail-user check is skipped while Adele's runs), a phase behind `approval: required`, and a
- * worker paced by MATOOLKIT_RATE_LIMIT (set on the worker, not in the runbook).
+ * mail-user check is skipped while Adele's runs), a `for_each:` step (Adele's two groups checked
+ * one execution each, Megan's none: skipped), a phase behind `approval: required`, and a worker
+ * paced by MATOOLKIT_RATE_LIMIT (set on the worker, not in the runbook).
  */
 const runbook = `
 name: runbook-language
-description: when, approval gates and pacing on the simulated tenant (issue 30)
+description: when, for_each, approval gates and pacing on the simulated tenant (issue 30)
 data_source:
   type: csv
   path: runbook-language.csv
@@ -71,20 +74,21 @@ phases:
         params:
           GroupId: ${allStaffGroupId}
           UserId: "{{StagingUPN}}"
-      # for_each (issue 30, item 2) goes here, one execution per value of Groups:
-      # - name: add-to-groups
-      #   worker_id: worker-01
-      #   function: Add-EntraGroupMember
-      #   for_each: "{{Groups}}"
-      #   params:
-      #     GroupId: "{{item}}"
-      #     UserId: "{{StagingUPN}}"
+      # One execution per group of the member's Groups column (Adele: wave 1 and all staff, both
+      # hers by now); none for Megan: skipped.
+      - name: check-wave-groups
+        worker_id: worker-01
+        function: Test-EntraGroupMembership
+        for_each: "{{Groups}}"
+        params:
+          GroupId: "{{item}}"
+          UserId: "{{StagingUPN}}"
 `;
 
 const csv = [
   "SourceEmail,DisplayName,EmployeeId,StagingUPN,MigrationDate,HasMailbox,Groups",
-  `adele.vance@contoso.example,Adele Vance,E1001,adele.vance.contoso@fabrikam.example,2026-12-05T09:00:00Z,true,${allStaffGroupId}`,
-  `megan.bowen@contoso.example,Megan Bowen,E1002,megan.bowen.contoso@fabrikam.example,2026-12-05T09:00:00Z,false,${allStaffGroupId}`,
+  `adele.vance@contoso.example,Adele Vance,E1001,adele.vance.contoso@fabrikam.example,2026-12-05T09:00:00Z,true,${waveOneGroupId};${allStaffGroupId}`,
+  `megan.bowen@contoso.example,Megan Bowen,E1002,megan.bowen.contoso@fabrikam.example,2026-12-05T09:00:00Z,false,`,
 ].join("\n");
 
 interface PacingReading {
@@ -95,13 +99,12 @@ interface PacingReading {
 }
 
 /**
- * A manual batch running a runbook with `when:`, an approval gate and a paced worker, end to end
- * on the simulated tenant, through the admin API. (for_each joins it when it lands: the runbook
- * above says where.)
+ * A manual batch running a runbook with `when:`, `for_each:`, an approval gate and a paced worker,
+ * end to end on the simulated tenant, through the admin API.
  */
 export function runbookLanguageScenarios(profile: RuntimeProfile): void {
   describe(
-    `runbook language: when, approval gate, pacing on the simulated tenant (${profile.name} runtime)`,
+    `runbook language: when, for_each, approval gate, pacing on the simulated tenant (${profile.name} runtime)`,
     { timeout: 180_000 },
     () => {
       let database: TestDatabase;
@@ -288,6 +291,9 @@ export function runbookLanguageScenarios(profile: RuntimeProfile): void {
           "check-mail-user: succeeded",
           "check-target-account: succeeded",
           "check-target-account: succeeded",
+          "check-wave-groups: skipped",
+          "check-wave-groups: succeeded",
+          "check-wave-groups: succeeded",
         ]);
         const events = (await api("GET", `/batches/${id}/events?limit=1000`)).body.items as Array<{
           entity: string;
@@ -299,7 +305,7 @@ export function runbookLanguageScenarios(profile: RuntimeProfile): void {
         }>;
         expect(
           events.filter((e) => e.entity === "step" && e.toStatus === "skipped").map((e) => e.reason),
-        ).toEqual(["when: {{HasMailbox}} == 'true' is false"]);
+        ).toEqual(["when: {{HasMailbox}} == 'true' is false", "for_each: {{Groups}} has no values"]);
         // The gate in the timeline and the audit trail: who advanced into it, who approved it.
         const gateEvents = events
           .filter((e) => e.entity === "phase" && e.entityId === waiting.id)
@@ -334,8 +340,8 @@ export function runbookLanguageScenarios(profile: RuntimeProfile): void {
             .sort(),
         );
 
-        // Paced all along: five jobs (3 + 2) counted, at /api/worker/pacing and at /metrics.
-        const pacing = await eventually(workerPacing, (p) => p.jobStarts >= 5, "five job starts counted");
+        // Paced all along: seven jobs (3 + 4) counted, at /api/worker/pacing and at /metrics.
+        const pacing = await eventually(workerPacing, (p) => p.jobStarts >= 7, "seven job starts counted");
         expect(pacing.startRate).toEqual({ current: rateLimit, cap: rateLimit });
         // The calls in flight per API are capped too, and no call is under way any more.
         expect(pacing.apis).toEqual([
@@ -347,7 +353,7 @@ export function runbookLanguageScenarios(profile: RuntimeProfile): void {
         const startsAtMetrics = /^matoolkit_worker_job_starts_total\{worker_id="worker-01"\} (\d+)$/m.exec(
           metrics,
         );
-        expect(Number(startsAtMetrics?.[1])).toBeGreaterThanOrEqual(5);
+        expect(Number(startsAtMetrics?.[1])).toBeGreaterThanOrEqual(7);
       });
 
       /** A seeded user's object id, by UPN: group members are ids. */
