@@ -26,6 +26,8 @@ export interface DataSourceConfig {
   primaryKey: string;
   batchTimeColumn?: string;
   batchTime?: "immediate";
+  /** `external_ref_column`: a new batch's externalRef is its first member's non-empty value here. */
+  externalRefColumn?: string;
   multiValuedColumns: MultiValuedColumn[];
   /** Columns marked `secret_columns`: masked in every read model (mask-secrets.ts). */
   secretColumns?: string[];

@@ -3,6 +3,7 @@ import { approvalFindings } from "./approval-rules.ts";
 import { hasCycle } from "./cycles.ts";
 import { forEachFindings } from "./for-each-rules.ts";
 import { dataSourceFindings } from "./data-source-rules.ts";
+import { externalRefFindings } from "./external-ref-rules.ts";
 import { locateFinding } from "./locate.ts";
 import type { RunbookDefinition } from "./model.ts";
 import type { RunbookProblem } from "./problems.ts";
@@ -59,6 +60,7 @@ export function parseRunbook(yamlText: string): ParseResult {
           ...approvalFindings(raw),
           ...whenFindings(raw),
           ...forEachFindings(raw),
+          ...externalRefFindings(raw),
         ]
       : []),
     ...unstorableTextFindings(raw),

@@ -75,6 +75,7 @@ function toDataSource(source: RunbookYaml["data_source"]): DataSourceConfig {
   if (source.path !== undefined) config.path = source.path;
   if (source.batch_time_column !== undefined) config.batchTimeColumn = source.batch_time_column;
   if (source.batch_time !== undefined) config.batchTime = source.batch_time;
+  if (source.external_ref_column !== undefined) config.externalRefColumn = source.external_ref_column;
   if (source.secret_columns !== undefined) config.secretColumns = source.secret_columns;
   if (source.columns !== undefined) config.columns = source.columns;
   return config;

@@ -113,6 +113,8 @@ export const dataSourceYamlSchema = strictMapping({
   primary_key: nameText,
   batch_time_column: nameText.optional(),
   batch_time: z.literal("immediate").optional(),
+  /** The column holding the batch's change ticket / request id (issue 31): its externalRef. */
+  external_ref_column: nameText.optional(),
   multi_valued_columns: z
     .array(strictMapping({ name: nameText, format: z.enum(multiValuedFormats) }))
     .optional(),
