@@ -11,6 +11,8 @@ export interface NewBatchInput {
   readonly batchStartTime: Date | null;
   readonly isManual: boolean;
   readonly createdBy: string | null;
+  /** The change ticket / request id, already checked (checkExternalRef); omitted or null: none. */
+  readonly externalRef?: string | null;
   /** The operator creating it (the 'created' event's actor); omitted when the scheduler does. */
   readonly actor?: string;
 }
@@ -22,6 +24,13 @@ export type BatchListItem = Batch & { runbookName: string; runbookVersion: numbe
 export interface ListBatchesFilter {
   readonly runbookName?: string;
   readonly status?: BatchStatus;
+  /** Exactly this initiator (batches.created_by); automated batches have none. */
+  readonly createdBy?: string;
+  /** Created (detected_at) at or after / strictly before. */
+  readonly createdAfter?: Date;
+  readonly createdBefore?: Date;
+  /** Exactly this reference (case-sensitive: ticket ids are quoted as written). */
+  readonly externalRef?: string;
   readonly limit: number;
   readonly offset: number;
 }
@@ -30,8 +39,9 @@ export interface ListBatchesFilter {
 export async function insertBatch(db: Db, input: NewBatchInput): Promise<Batch> {
   const result = await sql<Record<string, unknown>>`
     WITH inserted AS (
-      INSERT INTO batches (runbook_id, batch_start_time, is_manual, created_by)
-      VALUES (${input.runbookId}, ${input.batchStartTime}, ${input.isManual}, ${input.createdBy})
+      INSERT INTO batches (runbook_id, batch_start_time, is_manual, created_by, external_ref)
+      VALUES (${input.runbookId}, ${input.batchStartTime}, ${input.isManual}, ${input.createdBy},
+        ${input.externalRef ?? null})
       RETURNING *
     ), logged AS (
       INSERT INTO events (batch_id, entity, entity_id, from_status, to_status, reason, actor)
@@ -91,6 +101,11 @@ export async function listBatches(db: Db, filter: ListBatchesFilter): Promise<Ba
     .select(["runbooks.name as runbookName", "runbooks.version as runbookVersion"]);
   if (filter.runbookName !== undefined) query = query.where("runbooks.name", "=", filter.runbookName);
   if (filter.status !== undefined) query = query.where("batches.status", "=", filter.status);
+  if (filter.createdBy !== undefined) query = query.where("batches.createdBy", "=", filter.createdBy);
+  if (filter.createdAfter !== undefined) query = query.where("batches.detectedAt", ">=", filter.createdAfter);
+  if (filter.createdBefore !== undefined)
+    query = query.where("batches.detectedAt", "<", filter.createdBefore);
+  if (filter.externalRef !== undefined) query = query.where("batches.externalRef", "=", filter.externalRef);
   return query.orderBy("batches.id", "desc").limit(filter.limit).offset(filter.offset).execute();
 }
 

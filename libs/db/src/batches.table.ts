@@ -1,5 +1,5 @@
 import type { BatchStatus, Outcome } from "@matoolkit/domain";
-import type { Insertable, Selectable, Updateable, GeneratedAlways } from "kysely";
+import type { Insertable, Selectable, Updateable, GeneratedAlways, Generated } from "kysely";
 import type { CreatedAt, NullableTimestamp, StatusColumn } from "./column-types.ts";
 
 export interface BatchesTable {
@@ -19,6 +19,8 @@ export interface BatchesTable {
   /** Members that succeeded / failed, stamped with the outcome. */
   succeededMembers: number | null;
   failedMembers: number | null;
+  /** The change ticket / request id (issue 31, migration 0018); null when none was given. */
+  externalRef: Generated<string | null>;
 }
 
 export type Batch = Selectable<BatchesTable>;

@@ -30,6 +30,8 @@ export * from "./notification-deliveries.table.ts";
 export * from "./runbooks.repository.ts";
 export * from "./automation-settings.repository.ts";
 export * from "./batches.repository.ts";
+export * from "./batch-external-ref.repository.ts";
+export * from "./member-search.repository.ts";
 export * from "./automated-batches.repository.ts";
 export * from "./member-sync.repository.ts";
 export * from "./members.repository.ts";
