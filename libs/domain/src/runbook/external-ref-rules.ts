@@ -1,7 +1,9 @@
 import { isSecretName } from "./mask-secrets.ts";
+import type { RunbookDefinition } from "./model.ts";
 import type { Finding } from "./problems.ts";
 import type { RawMapping } from "./raw.ts";
 import { asList, isMapping } from "./raw.ts";
+import { secretPolicyOf } from "./secret-policy.ts";
 
 /**
  * `data_source.external_ref_column` (issue 31): its value becomes the batch's externalRef, which
@@ -33,4 +35,15 @@ function problemOf(column: string, source: RawMapping): string | undefined {
     return `external_ref_column "${column}" is a multi-valued column; a batch has one reference`;
   }
   return undefined;
+}
+
+/**
+ * The column a batch's externalRef is read from, or undefined: none configured, or one the
+ * runbook's secret policy counts as secret (a secret param's template uses it), which publish
+ * cannot see from the name alone. A secret is never copied into a field every role reads.
+ */
+export function externalRefColumnOf(runbook: RunbookDefinition): string | undefined {
+  const column = runbook.dataSource.externalRefColumn;
+  if (column === undefined) return undefined;
+  return secretPolicyOf([runbook]).isSecretVariable(column) ? undefined : column;
 }

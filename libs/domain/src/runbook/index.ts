@@ -1,4 +1,5 @@
 export * from "./effective-retry.ts";
+export { externalRefColumnOf } from "./external-ref-rules.ts";
 export * from "./for-each.ts";
 export * from "./model.ts";
 export * from "./mask-secrets.ts";

@@ -5,12 +5,13 @@ import {
   insertMembersCounted,
   insertPhases,
   recordBatchSourceFingerprint,
+  setExternalRefFromMembers,
   transitionBatch,
   type Batch,
   type Db,
 } from "@matoolkit/db";
 import { phaseRowsFor } from "@matoolkit/commands";
-import { parseRunbookOrThrow } from "@matoolkit/domain";
+import { externalRefColumnOf, parseRunbookOrThrow } from "@matoolkit/domain";
 import type { CsvUpload } from "../csv/csv-upload.ts";
 import { parseMembersCsv } from "../csv/parse-members-csv.ts";
 import { loopSlicer } from "../csv/time-slicer.ts";
@@ -23,6 +24,8 @@ export interface CreateManualBatchRequest {
   readonly csv: CsvUpload;
   /** The operator (principal.identity): created_by and the 'created' event's actor. */
   readonly createdBy: string;
+  /** Given with the upload (already checked); else read from the runbook's external_ref_column. */
+  readonly externalRef?: string;
   /** Refuse an identical upload (same runbook, same CSV) within this many minutes; 0: never. */
   readonly duplicateWindowMinutes: number;
   /** Create it even when an identical upload was just made (`?allowDuplicate=true`). */
@@ -76,10 +79,16 @@ export async function createManualBatchCommand(
       batchStartTime: null,
       isManual: true,
       createdBy: request.createdBy,
+      externalRef: request.externalRef ?? null,
       actor: request.createdBy,
     });
     await recordBatchSourceFingerprint(trx, created.id, fingerprint);
     await insertMembersCounted(trx, created.id, members);
+    const refColumn = request.externalRef === undefined ? externalRefColumnOf(runbook) : undefined;
+    const externalRef =
+      refColumn === undefined
+        ? created.externalRef
+        : await setExternalRefFromMembers(trx, created.id, refColumn);
     // No start time: the phases have no due time, an operator advances them.
     await insertPhases(trx, created.id, phaseRowsFor(runbook, runbookRow.version, null));
     // Part of the operator's request, so it names them too (cascades onto child rows do not).
@@ -90,7 +99,7 @@ export async function createManualBatchCommand(
             actor: request.createdBy,
           })
         : undefined;
-    const batch = activated ?? created;
+    const batch = { ...(activated ?? created), externalRef };
     return { batch, memberCount: members.length };
   });
 }

@@ -73,3 +73,15 @@ export function pageQuery(defaults: { readonly limit: number; readonly max: numb
 export function oneOf<const T extends string>(values: readonly T[]) {
   return singleValue.pipe(z.enum(values as [T, ...T[]], `must be one of ${values.join(", ")}`));
 }
+
+/**
+ * A point in time in a query (`createdAfter=2030-01-31T00:00:00Z`): ISO 8601 with a time zone
+ * (`Z` or `+02:00`), so the same URL means the same instant wherever it is sent from. It stays
+ * the checked text (the OpenAPI document shows a date-time string); the handler makes the Date.
+ */
+export const timestampParam = singleValue.pipe(
+  z.iso.datetime({
+    offset: true,
+    error: "must be an ISO 8601 timestamp with a time zone, e.g. 2030-01-31T00:00:00Z",
+  }),
+);

@@ -10,6 +10,7 @@ import { batchReportOperations } from "../routes/batch-report.routes.ts";
 import { batchRedriveOperations } from "../routes/batch-redrive.routes.ts";
 import { batchGridOperations } from "../routes/batch-grid.routes.ts";
 import { batchOperations } from "../routes/batches.routes.ts";
+import { memberSearchOperations } from "../routes/members.routes.ts";
 import { phaseApprovalOperations } from "../routes/phase-approval.routes.ts";
 import { runbookPlanOperations } from "../routes/runbook-plan.routes.ts";
 import { runbookTemplateOperations } from "../routes/runbook-template.routes.ts";
@@ -39,6 +40,7 @@ export function adminApiOperations(): readonly Operation[] {
     ...automationOperations,
     ...batchOperations,
     ...batchMemberOperations,
+    ...memberSearchOperations,
     ...webhookOperations,
     ...batchPauseOperations,
     ...phaseApprovalOperations,

@@ -51,6 +51,14 @@ export const batchSchema = z
     isManual: z.boolean(),
     createdBy: z.string().nullable(),
     currentPhase: z.string().nullable(),
+    externalRef: z
+      .string()
+      .nullable()
+      .meta({
+        description:
+          "The change ticket or request id the batch belongs to: given at create, or the first member's " +
+          "value of the runbook's data_source.external_ref_column; null when none",
+      }),
     ...outcomeFields,
   })
   .meta({ id: "Batch" });

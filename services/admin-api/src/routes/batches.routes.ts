@@ -5,7 +5,16 @@ import { advanceBatchCommand } from "../commands/advance-batch.ts";
 import { cancelBatchCommand } from "../commands/cancel-batch.ts";
 import { createManualBatchCommand } from "../commands/create-manual-batch.ts";
 import { notFound } from "../http/api-error.ts";
-import { MAX_SQL_INTEGER, nonEmptyText, oneOf, pageQuery, positiveId, wholeNumber } from "../http/params.ts";
+import { externalRefDescription, externalRefParam } from "../http/external-ref-param.ts";
+import {
+  MAX_SQL_INTEGER,
+  nonEmptyText,
+  oneOf,
+  pageQuery,
+  positiveId,
+  timestampParam,
+  wholeNumber,
+} from "../http/params.ts";
 import { MEMBER_UPLOAD_LIMIT, rowLimitOf } from "../http/request-limits.ts";
 import { defineOperation } from "../openapi/operation.ts";
 import {
@@ -51,6 +60,11 @@ export const batchOperations = [
         .stringbool({ truthy: ["true"], falsy: ["false"], error: "must be true or false" })
         .default(false)
         .meta({ description: "Create the batch even if the same CSV was just uploaded for this runbook" }),
+      externalRef: externalRefParam.optional().meta({
+        description:
+          `${externalRefDescription}. Without it, a runbook with data_source.external_ref_column ` +
+          "takes the first member's non-empty value of that column",
+      }),
     }),
     body: {
       content: { "text/csv": csvBody, "text/plain": csvBody },
@@ -73,6 +87,7 @@ export const batchOperations = [
       runbookName: query.runbook,
       csv: body,
       createdBy: principal.identity,
+      externalRef: query.externalRef,
       duplicateWindowMinutes: deps.duplicateBatchWindowMinutes,
       allowDuplicate: query.allowDuplicate,
       rowLimit: rowLimitOf(deps.requestLimits, "POST /api/batches"),
@@ -116,10 +131,23 @@ export const batchOperations = [
     operationId: "listBatches",
     tag: "batches",
     summary: "List batches, newest first",
+    description:
+      "Filters combine (all must hold). `createdAfter` is inclusive and `createdBefore` exclusive, " +
+      "both on the batch's creation time (detectedAt); `createdBy` and `externalRef` match exactly.",
     access: "read",
     query: z.object({
       status: oneOf(batchMachine.states).optional(),
       runbook: nonEmptyText.optional().meta({ description: "Only this runbook's batches" }),
+      createdBy: nonEmptyText
+        .optional()
+        .meta({ description: "Only batches this operator created (their identity, as in createdBy)" }),
+      createdAfter: timestampParam
+        .optional()
+        .meta({ description: "Only batches created at or after this time (ISO 8601 with a time zone)" }),
+      createdBefore: timestampParam
+        .optional()
+        .meta({ description: "Only batches created before this time (ISO 8601 with a time zone)" }),
+      externalRef: externalRefParam.optional().meta({ description: "Only batches with this reference" }),
       ...pageQuery({ limit: 100, max: 1000 }),
     }),
     responses: { 200: { description: "A page of batches", schema: z.array(batchListItemSchema) } },
@@ -127,6 +155,10 @@ export const batchOperations = [
     const batches = await listBatches(deps.db, {
       status: query.status,
       runbookName: query.runbook,
+      createdBy: query.createdBy,
+      createdAfter: dateOf(query.createdAfter),
+      createdBefore: dateOf(query.createdBefore),
+      externalRef: query.externalRef,
       limit: query.limit,
       offset: query.offset,
     });
@@ -255,6 +287,10 @@ export const batchOperations = [
     body: found(params.id, await eventPage(deps.db, params.id, query)),
   })),
 ];
+
+function dateOf(text: string | undefined): Date | undefined {
+  return text === undefined ? undefined : new Date(text);
+}
 
 /** The read models answer undefined for a batch that does not exist. */
 function found<T>(id: number, body: T | undefined): T {

@@ -58,6 +58,7 @@ function urlsOf(routePath: string): readonly string[] | undefined {
     "/api/runbooks/{name}/template": [`/api/runbooks/${RUNBOOK_NAME}/template`],
     "/api/runbooks/{name}/automation": [`/api/runbooks/${RUNBOOK_NAME}/automation`],
     "/api/batches": ["/api/batches", `/api/batches?runbook=${RUNBOOK_NAME}`],
+    "/api/members": [`/api/members?key=${plantedMembers[0]!.upn}`],
     "/api/batches/{id}": [batch],
     "/api/batches/{id}/members": [`${batch}/members`, `${batch}/members?limit=1`],
     "/api/batches/{id}/phases": [`${batch}/phases`],
