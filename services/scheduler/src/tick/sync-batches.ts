@@ -6,10 +6,11 @@ import {
   listUnassignedGroups,
   queueJoinedMembers,
   removeMembersMissingFromSource,
+  setExternalRefFromMembers,
   type Db,
   type Runbook,
 } from "@matoolkit/db";
-import type { RunbookDefinition } from "@matoolkit/domain";
+import { externalRefColumnOf, type RunbookDefinition } from "@matoolkit/domain";
 import { memberAddedMessage, memberRemovedMessage, stageRows, type SourceRow } from "@matoolkit/commands";
 import { createAutomatedBatch } from "./create-batch.ts";
 
@@ -87,6 +88,7 @@ export async function syncBatches(
       await insertMembersOfNewBatches(trx, late);
       created.push(...late);
     }
+    await stampExternalRefs(trx, runbook.definition, created);
     return {
       sourceRows: staged.count,
       createdBatchIds: created
@@ -98,6 +100,22 @@ export async function syncBatches(
       membersRefreshed: staged.membersRefreshed,
     };
   });
+}
+
+/**
+ * Issue 31: a new batch's externalRef from its members' `data_source.external_ref_column`, now
+ * that every one of them is inserted (the first member's non-empty valid value: domain
+ * externalRefFromRows). Only at creation: a reference does not change under a running batch when
+ * later rows carry another ticket.
+ */
+async function stampExternalRefs(
+  trx: Db,
+  definition: RunbookDefinition,
+  created: readonly { readonly batchId: number }[],
+): Promise<void> {
+  const column = externalRefColumnOf(definition);
+  if (column === undefined) return;
+  for (const { batchId } of created) await setExternalRefFromMembers(trx, batchId, column);
 }
 
 /** A sync that read nothing and changed nothing (also process-runbook's base when skipped). */
