@@ -34,13 +34,14 @@ export async function batchReport(
   const columns: ReportColumn[] = runbook.phases.flatMap((phase) =>
     phase.steps.map((step) => ({ phaseName: phase.name, stepName: step.name })),
   );
-  return reportLines(db, batchId, columns, options.pageSize ?? REPORT_PAGE_SIZE);
+  return reportLines(db, batchId, columns, batch.externalRef, options.pageSize ?? REPORT_PAGE_SIZE);
 }
 
 async function* reportLines(
   db: Db,
   batchId: number,
   columns: readonly ReportColumn[],
+  externalRef: string | null,
   pageSize: number,
 ): AsyncGenerator<string> {
   yield csvRecord([
@@ -52,6 +53,8 @@ async function* reportLines(
       `${phaseName}/${stepName} error`,
       `${phaseName}/${stepName} finished`,
     ]),
+    // Last, so readers of the columns before it by position are unchanged (issue 31).
+    "external ref",
   ]);
   const policy = await batchSecretPolicy(db, batchId);
   let afterMemberId = 0;
@@ -66,7 +69,9 @@ async function* reportLines(
         .map((member) => member.id),
     );
     // One chunk per page: a write per row would cost a syscall per member.
-    if (page.length > 0) yield page.map((member) => memberRecord(member, columns, secrets)).join("");
+    if (page.length > 0) {
+      yield page.map((member) => memberRecord(member, columns, secrets, externalRef)).join("");
+    }
     if (page.length < pageSize) return;
     afterMemberId = page.at(-1)!.id;
   }
@@ -76,6 +81,7 @@ function memberRecord(
   member: BatchReportMember,
   columns: readonly ReportColumn[],
   secrets: BatchSecrets,
+  externalRef: string | null,
 ): string {
   const steps = new Map(member.steps.map((step) => [`${step.phaseName}\u0000${step.stepName}`, step]));
   return csvRecord([
@@ -89,5 +95,6 @@ function memberRecord(
         step?.errorCode == null ? step?.errorCode : maskText(secrets, member.id, step.errorCode);
       return [step?.status, errorCode, step?.completedAt?.toISOString()];
     }),
+    externalRef,
   ]);
 }

@@ -81,6 +81,7 @@ const header = [
   "second/second-step status",
   "second/second-step error",
   "second/second-step finished",
+  "external ref",
 ];
 
 describe("GET /api/batches/{id}/report.csv", () => {
@@ -109,11 +110,11 @@ describe("GET /api/batches/{id}/report.csv", () => {
     expect(lines).toHaveLength(2001);
     expect(lines[0]).toBe(header.join(","));
     const members = await listMembers(harness.db, batchId);
-    expect(lines[1]).toBe(`${members[0]!.id},m0@contoso.test,active,succeeded,,2030-06-10T09:00:00.000Z,,,`);
+    expect(lines[1]).toBe(`${members[0]!.id},m0@contoso.test,active,succeeded,,2030-06-10T09:00:00.000Z,,,,`);
     expect(lines[2]).toBe(
-      `${members[1]!.id},m1@contoso.test,active,failed,graph.throttled,2030-06-10T09:05:00.000Z,,,`,
+      `${members[1]!.id},m1@contoso.test,active,failed,graph.throttled,2030-06-10T09:05:00.000Z,,,,`,
     );
-    expect(lines[3]).toBe(`${members[2]!.id},m2@contoso.test,active,pending,,,,,`);
+    expect(lines[3]).toBe(`${members[2]!.id},m2@contoso.test,active,pending,,,,,,`);
     // Every member once, in id order.
     expect(lines.slice(1).map((line) => Number(line.split(",")[0]))).toEqual(members.map((m) => m.id));
   });
@@ -178,6 +179,22 @@ describe("GET /api/batches/{id}/report.csv", () => {
     const bad = await download("abc");
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { detail: string }).detail).toMatch(/'id' must be a positive integer/);
+  });
+
+  it("ends every row with the batch's external ref, defused like any other cell (issue 31)", async () => {
+    for (const [given, cell] of [
+      ["CHG-42", "CHG-42"],
+      ["=1+1", "'=1+1"],
+    ]) {
+      const response = await harness.request(
+        "POST",
+        `/batches?runbook=${runbook}&externalRef=${encodeURIComponent(given!)}`,
+        { body: "UserPrincipalName\nref1@contoso.test\nref2@contoso.test\n", type: "text/csv" },
+      );
+      expect(response.status).toBe(201);
+      const lines = (await (await download(response.body.id)).text()).split("\r\n").slice(1, -1);
+      expect(lines.map((line) => line.split(",").at(-1))).toEqual([cell, cell]);
+    }
   });
 
   it("needs a token", async () => {

@@ -9,7 +9,8 @@ export const batchReportCsvSchema = z.string().meta({
     "CSV (RFC 4180, CRLF): a header row, then one row per member in id order: `member id`, " +
     "`member key`, `member status`, then for each step of the batch's runbook version, phases and " +
     "steps in runbook order, `{phase}/{step} status`, `{phase}/{step} error` (reason code) and " +
-    "`{phase}/{step} finished` (ISO 8601); empty where the step has no row yet. Cells starting " +
+    "`{phase}/{step} finished` (ISO 8601); empty where the step has no row yet; last, `external " +
+    "ref`, the batch's externalRef on every row (empty when none). Cells starting " +
     "with =, +, -, @, tab or CR are prefixed with ' (spreadsheet formula injection).",
 });
 
