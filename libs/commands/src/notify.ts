@@ -20,6 +20,8 @@ export interface BatchRef {
   readonly id: number;
   readonly runbookName: string;
   readonly runbookVersion: number;
+  /** The batch's change ticket / request id (issue 31); null when none. */
+  readonly externalRef: string | null;
 }
 
 export interface EndCounts {

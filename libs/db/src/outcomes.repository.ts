@@ -44,11 +44,18 @@ export async function lastEventIdOf(
 export async function getBatchRef(
   db: Db,
   batchId: number,
-): Promise<{ id: number; runbookName: string; runbookVersion: number } | undefined> {
+): Promise<
+  { id: number; runbookName: string; runbookVersion: number; externalRef: string | null } | undefined
+> {
   return db
     .selectFrom("batches")
     .innerJoin("runbooks", "runbooks.id", "batches.runbookId")
-    .select(["batches.id", "runbooks.name as runbookName", "runbooks.version as runbookVersion"])
+    .select([
+      "batches.id",
+      "runbooks.name as runbookName",
+      "runbooks.version as runbookVersion",
+      "batches.externalRef",
+    ])
     .where("batches.id", "=", batchId)
     .executeTakeFirst();
 }

@@ -35,7 +35,15 @@ export const NOTIFICATION_SCHEMA_VERSION = 1;
 
 const id = z.int().positive();
 const batchRef = z
-  .object({ id, runbookName: z.string(), runbookVersion: z.int().positive() })
+  .object({
+    id,
+    runbookName: z.string(),
+    runbookVersion: z.int().positive(),
+    // Added with issue 31 (optional: messages queued before it have none).
+    externalRef: z.string().nullable().optional().meta({
+      description: "The change ticket or request id the batch belongs to; null when it has none",
+    }),
+  })
   .meta({ description: "The batch the event belongs to" });
 const memberCounts = z
   .object({

@@ -184,6 +184,12 @@ describe("webhook notifications", () => {
       oneFails,
       membersWith(3, (index) => ({ Fails: index === 1 ? 1 : 0 })),
     );
+    // Issue 31: every payload names the batch's change ticket.
+    await h.db
+      .updateTable("batches")
+      .set({ externalRef: "CHG-WEBHOOK-1" })
+      .where("id", "=", batch.batchId)
+      .execute();
     const global = await webhook(`${base}/global`, null);
     try {
       await runToEnd(batch);
@@ -219,6 +225,7 @@ describe("webhook notifications", () => {
         id: batch.batchId,
         runbookName: batch.runbookName,
         runbookVersion: batch.runbookVersion,
+        externalRef: "CHG-WEBHOOK-1",
       };
       expect(byType.get("member.failed")).toMatchObject({
         schemaVersion: 1,
