@@ -34,10 +34,15 @@ export async function setExternalRefFromMembers(
     column,
   );
   if (found === null) return null;
-  await db
-    .updateTable("batches")
-    .set({ externalRef: sql`coalesce(external_ref, ${found})` })
-    .where("id", "=", batchId)
-    .execute();
+  // Set only where none was given, with an annotation on the batch's timeline (from = to status).
+  await sql`
+    WITH stamped AS (
+      UPDATE batches SET external_ref = ${found}
+      WHERE id = ${batchId} AND external_ref IS NULL
+      RETURNING id, status
+    )
+    INSERT INTO events (batch_id, entity, entity_id, from_status, to_status, reason)
+    SELECT id, 'batch', id, status, status, ${`external ref ${found} (from ${column})`} FROM stamped
+  `.execute(db);
   return found;
 }

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { setExternalRefFromMembers } from "./batch-external-ref.repository.ts";
 import { getBatch, insertBatch, listBatches } from "./batches.repository.ts";
 import type { Db } from "./connection.ts";
+import { listEvents } from "./events.repository.ts";
 import { insertMembers, transitionMember } from "./members.repository.ts";
 import { findMemberBatches } from "./member-search.repository.ts";
 import { publishRunbook } from "./runbooks.repository.ts";
@@ -161,11 +162,19 @@ describe("setExternalRefFromMembers (issue 31)", () => {
     ]);
     expect(await setExternalRefFromMembers(db, batch.id, "TicketId")).toBe("CHG-42");
     expect((await getBatch(db, batch.id))?.externalRef).toBe("CHG-42");
+    const timeline = await listEvents(db, batch.id, { limit: 10 });
+    expect(timeline.map((event) => [event.fromStatus, event.toStatus, event.reason])).toEqual([
+      [null, "detected", "created"],
+      ["detected", "detected", "external ref CHG-42 (from TicketId)"],
+    ]);
 
     const given = await newBatch(runbook.id, { externalRef: "REQ-1" });
     await insertMembers(db, given.id, [{ memberKey: "m1", data: { TicketId: "CHG-9" } }]);
     await setExternalRefFromMembers(db, given.id, "TicketId");
     expect((await getBatch(db, given.id))?.externalRef).toBe("REQ-1");
+    expect((await listEvents(db, given.id, { limit: 10 })).map((event) => event.reason)).toEqual([
+      "created (external ref REQ-1)",
+    ]);
 
     const none = await newBatch(runbook.id);
     await insertMembers(db, none.id, [{ memberKey: "m1", data: { TicketId: "  " } }]);

@@ -45,13 +45,20 @@ export async function insertBatch(db: Db, input: NewBatchInput): Promise<Batch> 
       RETURNING *
     ), logged AS (
       INSERT INTO events (batch_id, entity, entity_id, from_status, to_status, reason, actor)
-      SELECT id, 'batch', id, NULL, status, 'created', ${input.actor ?? null}::text FROM inserted
+      SELECT id, 'batch', id, NULL, status, ${createdReason(input.externalRef ?? null)}::text,
+        ${input.actor ?? null}::text
+      FROM inserted
     )
     SELECT * FROM inserted
   `.execute(db);
   const [batch] = camelCaseRows<Batch>(result.rows);
   if (batch === undefined) throw new Error("insert into batches returned no row");
   return batch;
+}
+
+/** The 'created' event's reason; names the batch's change ticket when it was given (issue 31). */
+function createdReason(externalRef: string | null): string {
+  return externalRef === null ? "created" : `created (external ref ${externalRef})`;
 }
 
 export async function getBatch(db: Db, id: number): Promise<Batch | undefined> {
