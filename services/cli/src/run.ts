@@ -4,6 +4,7 @@ import { registerAuthCommands } from "./commands/auth.commands.ts";
 import { registerAutomationCommands } from "./commands/automation.commands.ts";
 import { registerBatchCommands } from "./commands/batch.commands.ts";
 import { registerConfigCommands } from "./commands/config.commands.ts";
+import { registerMemberCommands } from "./commands/member.commands.ts";
 import { registerPhaseCommands } from "./commands/phase.commands.ts";
 import { registerRunbookCommands } from "./commands/runbook.commands.ts";
 import { registerTenantCommands } from "./commands/tenant.commands.ts";
@@ -53,6 +54,7 @@ function buildProgram(runtime: CommandRuntime): Command {
   registerRunbookCommands(program, runtime);
   registerAutomationCommands(program, runtime);
   registerBatchCommands(program, runtime);
+  registerMemberCommands(program, runtime);
   registerPhaseCommands(program, runtime);
   registerAuthCommands(program, runtime);
   registerConfigCommands(program, runtime);

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from "commander";
+import { z } from "zod";
 
 /** Ids and versions are PostgreSQL integers on the server; refuse anything else before sending. */
 const MAX_ID = 2_147_483_647;
@@ -27,3 +28,17 @@ export function intervalSeconds(value: string): number {
   }
   return number;
 }
+
+/**
+ * An instant for a filter (`--created-after 2030-01-31T00:00:00Z`): ISO 8601 with a time zone, as
+ * the API takes it, refused here so the message names the flag rather than the query parameter.
+ */
+export function isoTimestamp(value: string): string {
+  if (!ISO_WITH_ZONE.safeParse(value).success) {
+    throw new InvalidArgumentError(
+      "must be an ISO 8601 timestamp with a time zone, e.g. 2030-01-31T00:00:00Z.",
+    );
+  }
+  return value;
+}
+const ISO_WITH_ZONE = z.iso.datetime({ offset: true });

@@ -3,7 +3,7 @@ import { Option, type Command } from "commander";
 import { z } from "zod";
 import { apiPath } from "../http/api-client.ts";
 import { action, type CommandRuntime } from "./action.ts";
-import { intervalSeconds, positiveId, wholeNumber } from "./arguments.ts";
+import { intervalSeconds, isoTimestamp, positiveId, wholeNumber } from "./arguments.ts";
 import { readBatchMembers } from "./batch-members.ts";
 import { watchBatch } from "./batch-watch.ts";
 import {
@@ -19,6 +19,17 @@ import { batchListItemView, readAs, type BatchListItemView } from "./views.ts";
 // The batch state machine's states, for a clear usage error (paused included: issue 12 added it).
 const batchStatuses = [...batchMachine.states];
 
+interface BatchListOptions {
+  readonly status?: string;
+  readonly runbook?: string;
+  readonly createdBy?: string;
+  readonly createdAfter?: string;
+  readonly createdBefore?: string;
+  readonly externalRef?: string;
+  readonly limit?: number;
+  readonly offset?: number;
+}
+
 /** The reading half of `batch`: list | get | members | phases | steps | events | watch. */
 export function registerBatchReadCommands(batch: Command, runtime: CommandRuntime): void {
   const idArgument = ["<id>", "batch id", positiveId] as const;
@@ -28,39 +39,41 @@ export function registerBatchReadCommands(batch: Command, runtime: CommandRuntim
     .description("list batches, newest first")
     .addOption(new Option("--status <status>", "only batches in this status").choices(batchStatuses))
     .option("--runbook <name>", "only batches of this runbook")
+    .option("--created-by <identity>", "only batches this operator created (their sign-in name)")
+    .option("--created-after <time>", "only batches created at or after this ISO 8601 time", isoTimestamp)
+    .option("--created-before <time>", "only batches created before this ISO 8601 time", isoTimestamp)
+    .option("--external-ref <ref>", "only batches with this change ticket / request id")
     .option("--limit <n>", "at most this many (1-1000, default 100)", positiveId)
     .option("--offset <n>", "skip this many", wholeNumber)
     .action(
-      action(
-        runtime,
-        async (session, options: { status?: string; runbook?: string; limit?: number; offset?: number }) => {
-          const { status, runbook, limit, offset } = options;
-          const list = await session
-            .api()
-            .json("GET", "/batches", { query: { status, runbook, limit, offset } });
-          session.output.result(list, (value) =>
-            session.output.table(
-              readAs(z.array(batchListItemView), value, "batch list"),
-              [
-                { header: "ID", value: (b: BatchListItemView) => b.id, align: "right" },
-                {
-                  header: "RUNBOOK",
-                  value: (b: BatchListItemView) => `${b.runbookName} v${b.runbookVersion}`,
-                },
-                { header: "STATUS", value: (b: BatchListItemView) => b.status },
-                { header: "OUTCOME", value: (b: BatchListItemView) => b.outcome },
-                { header: "MEMBERS", value: (b: BatchListItemView) => formatBatchMembers(b.memberCounts) },
-                { header: "MANUAL", value: (b: BatchListItemView) => b.isManual },
-                { header: "START", value: (b: BatchListItemView) => b.batchStartTime },
-                { header: "DETECTED", value: (b: BatchListItemView) => b.detectedAt },
-                { header: "PHASE", value: (b: BatchListItemView) => b.currentPhase },
-                { header: "CREATED BY", value: (b: BatchListItemView) => b.createdBy, shrink: true },
-              ],
-              "No batches.",
-            ),
-          );
-        },
-      ),
+      action(runtime, async (session, options: BatchListOptions) => {
+        const { status, runbook, createdBy, createdAfter, createdBefore, externalRef, limit, offset } =
+          options;
+        const query = { status, runbook, createdBy, createdAfter, createdBefore, externalRef, limit, offset };
+        const list = await session.api().json("GET", "/batches", { query });
+        session.output.result(list, (value) =>
+          session.output.table(
+            readAs(z.array(batchListItemView), value, "batch list"),
+            [
+              { header: "ID", value: (b: BatchListItemView) => b.id, align: "right" },
+              {
+                header: "RUNBOOK",
+                value: (b: BatchListItemView) => `${b.runbookName} v${b.runbookVersion}`,
+              },
+              { header: "STATUS", value: (b: BatchListItemView) => b.status },
+              { header: "OUTCOME", value: (b: BatchListItemView) => b.outcome },
+              { header: "MEMBERS", value: (b: BatchListItemView) => formatBatchMembers(b.memberCounts) },
+              { header: "MANUAL", value: (b: BatchListItemView) => b.isManual },
+              { header: "START", value: (b: BatchListItemView) => b.batchStartTime },
+              { header: "DETECTED", value: (b: BatchListItemView) => b.detectedAt },
+              { header: "PHASE", value: (b: BatchListItemView) => b.currentPhase },
+              { header: "CREATED BY", value: (b: BatchListItemView) => b.createdBy, shrink: true },
+              { header: "REF", value: (b: BatchListItemView) => b.externalRef ?? null, shrink: true },
+            ],
+            "No batches.",
+          ),
+        );
+      }),
     );
 
   batch

@@ -40,6 +40,11 @@ const addedView = z.looseObject({
 });
 const removedView = z.looseObject({ batchId: z.number(), memberId: z.number(), alreadyRemoved: z.boolean() });
 
+interface CreateOptions {
+  readonly allowDuplicate?: true;
+  readonly externalRef?: string;
+}
+
 /** The writing half of `batch` (Admin): create | advance | cancel | pause | resume | add-members | remove-member. */
 export function registerBatchWriteCommands(batch: Command, runtime: CommandRuntime): void {
   const idArgument = ["<id>", "batch id", positiveId] as const;
@@ -53,11 +58,16 @@ export function registerBatchWriteCommands(batch: Command, runtime: CommandRunti
       "--allow-duplicate",
       "create it even if the same runbook and CSV made a batch minutes ago (refused by default: batch.duplicate)",
     )
+    .option("--external-ref <ref>", "the change ticket / request id this batch belongs to")
     .action(
-      action(runtime, async (session, runbook: string, file: string, options: { allowDuplicate?: true }) => {
+      action(runtime, async (session, runbook: string, file: string, options: CreateOptions) => {
         const csv = await readInputFile(session.context.cwd, file, "members CSV");
         const created = await session.api().json("POST", "/batches", {
-          query: { runbook, ...(options.allowDuplicate === true ? { allowDuplicate: "true" } : {}) },
+          query: {
+            runbook,
+            ...(options.allowDuplicate === true ? { allowDuplicate: "true" } : {}),
+            externalRef: options.externalRef,
+          },
           body: { text: csv, contentType: "text/csv" },
         });
         session.output.result(created, (value) => {

@@ -60,6 +60,7 @@ export function printBatchDetail(output: Output, value: unknown): void {
     ["Start", b.batchStartTime],
     ["Detected", b.detectedAt],
     ["Created by", b.createdBy],
+    ["External ref", b.externalRef ?? null],
     ["Current phase", b.currentPhase],
     ["Members", formatBatchMembers(b.memberCounts)],
   ]);

@@ -76,6 +76,8 @@ export const batchView = z.looseObject({
   detectedAt: z.string(),
   createdBy: z.string().nullable(),
   currentPhase: z.string().nullable(),
+  // Issue 31; absent from older servers.
+  externalRef: z.string().nullable().optional(),
   ...outcomeView,
 });
 export type BatchView = z.infer<typeof batchView>;
@@ -181,3 +183,18 @@ export const eventsPageView = z.looseObject({
   items: z.array(eventView),
   nextAfterId: z.number().nullable(),
 });
+
+/** GET /api/members?key= (issue 31): one membership of the key. */
+export const memberBatchView = z.looseObject({
+  memberId: z.number(),
+  memberKey: z.string(),
+  memberStatus: z.string(),
+  addedAt: z.string(),
+  removedAt: when,
+  batchId: z.number(),
+  batchStatus: z.string(),
+  externalRef: z.string().nullable(),
+  runbookName: z.string(),
+  runbookVersion: z.number(),
+});
+export type MemberBatchView = z.infer<typeof memberBatchView>;
