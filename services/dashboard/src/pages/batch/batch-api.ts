@@ -41,6 +41,8 @@ export interface BatchDetail {
   readonly status: BatchStatus;
   readonly isManual: boolean;
   readonly createdBy: string | null;
+  /** The change ticket / request id (issue 31); absent from older servers. */
+  readonly externalRef?: string | null;
   readonly detectedAt: string;
   readonly batchStartTime: string | null;
   readonly currentPhase: string | null;

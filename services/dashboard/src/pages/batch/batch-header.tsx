@@ -97,6 +97,12 @@ export function BatchHeader(props: {
             <dd>{batch.createdBy}</dd>
           </div>
         )}
+        {typeof batch.externalRef === "string" && (
+          <div>
+            <dt>Change ticket</dt>
+            <dd data-testid="batch-external-ref">{batch.externalRef}</dd>
+          </div>
+        )}
       </dl>
       {canAct ? (
         <div class="batch-actions" role="group" aria-label="Batch actions">

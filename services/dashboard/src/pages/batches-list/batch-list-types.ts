@@ -21,6 +21,8 @@ export interface BatchListItem {
   readonly createdBy: string | null;
   readonly currentPhase: string | null;
   readonly outcome: string | null;
+  /** The change ticket / request id (issue 31); absent from older servers. */
+  readonly externalRef?: string | null;
   /** Members by status (active, failed, removed). */
   readonly memberCounts: Readonly<Record<string, number>>;
 }
@@ -28,4 +30,18 @@ export interface BatchListItem {
 export interface CreatedBatch {
   readonly id: number;
   readonly memberCount: number;
+}
+
+/** One row of GET /api/members?key= (routes/members.routes.ts). */
+export interface MemberBatch {
+  readonly memberId: number;
+  readonly memberKey: string;
+  readonly memberStatus: string;
+  readonly addedAt: string;
+  readonly removedAt: string | null;
+  readonly batchId: number;
+  readonly batchStatus: BatchStatus;
+  readonly externalRef: string | null;
+  readonly runbookName: string;
+  readonly runbookVersion: number;
 }

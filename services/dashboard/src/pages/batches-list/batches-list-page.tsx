@@ -5,33 +5,31 @@ import { formatTime } from "../../components/format.ts";
 import { StatusBadge } from "../../components/status-badge.tsx";
 import { hashQuery, useHash } from "../../router.ts";
 import type { Runbook } from "../runbooks/runbook-types.ts";
+import { filtersOf, hasFilter, listParams } from "./batch-filters.ts";
 import { batchStatuses, type BatchListItem } from "./batch-list-types.ts";
 import { CreateBatchForm } from "./create-batch-form.tsx";
 import { MemberCounts } from "./member-counts.tsx";
+import { MemberSearch } from "./member-search.tsx";
 import "./batches-list.css";
 
 const PAGE_SIZE = 25;
 
 /**
- * #/batches[?status=&runbook=&page=&new=1]: batches newest first, filtered by status and runbook
- * (kept in the URL so a filtered view can be bookmarked or shared); Admins create manual batches
- * from a CSV file here.
+ * #/batches[?status=&runbook=&createdBy=&createdFrom=&createdTo=&externalRef=&page=&new=1]:
+ * batches newest first, filtered by status, runbook, initiator, creation days and change ticket
+ * (kept in the URL so a filtered view can be bookmarked or shared; batch-filters.ts); a member
+ * search box above (member-search.tsx); Admins create manual batches from a CSV file here.
  */
 export function BatchesListPage(props: { session: Session }) {
   const hash = useHash();
   const query = hashQuery(hash);
-  const status = query.get("status") ?? "";
-  const runbook = query.get("runbook") ?? "";
+  const filters = filtersOf(query);
+  const { status, runbook } = filters;
   const page = Math.max(1, Number(query.get("page") ?? "1") || 1);
   const creating = query.get("new") === "1";
   const canCreate = hasRoleOrAbove(props.session, "Admin");
 
-  const params = new URLSearchParams({
-    limit: String(PAGE_SIZE + 1),
-    offset: String((page - 1) * PAGE_SIZE),
-  });
-  if (status !== "") params.set("status", status);
-  if (runbook !== "") params.set("runbook", runbook);
+  const params = listParams(filters, { limit: PAGE_SIZE + 1, offset: (page - 1) * PAGE_SIZE });
   const batches = useResource<BatchListItem[]>(`/batches?${params.toString()}`);
   const runbooks = useResource<Runbook[]>("/runbooks");
   const rows = batches.data?.slice(0, PAGE_SIZE) ?? [];
@@ -69,6 +67,7 @@ export function BatchesListPage(props: { session: Session }) {
           onClose={() => setQuery({ new: undefined })}
         />
       )}
+      <MemberSearch />
       <div class="toolbar" role="search" aria-label="Filter batches">
         <div>
           <label for="filter-status">Status</label>
@@ -103,11 +102,41 @@ export function BatchesListPage(props: { session: Session }) {
             ))}
           </select>
         </div>
+        <TextFilter
+          id="filter-created-by"
+          label="Created by"
+          value={filters.createdBy}
+          onChange={(value) => setQuery({ createdBy: value, page: undefined })}
+        />
+        <div>
+          <label for="filter-created-from">Created from</label>
+          <input
+            id="filter-created-from"
+            type="date"
+            value={filters.createdFrom}
+            onChange={(event) => setQuery({ createdFrom: event.currentTarget.value, page: undefined })}
+          />
+        </div>
+        <div>
+          <label for="filter-created-to">to</label>
+          <input
+            id="filter-created-to"
+            type="date"
+            value={filters.createdTo}
+            onChange={(event) => setQuery({ createdTo: event.currentTarget.value, page: undefined })}
+          />
+        </div>
+        <TextFilter
+          id="filter-external-ref"
+          label="Change ticket"
+          value={filters.externalRef}
+          onChange={(value) => setQuery({ externalRef: value, page: undefined })}
+        />
       </div>
       {batches.error !== undefined && <ApiErrorBox error={batches.error} title="Could not list batches" />}
       {batches.data === undefined && batches.loading && <Loading what="batches" />}
       {batches.data !== undefined && rows.length === 0 && (
-        <p class="card">No batch{status !== "" || runbook !== "" ? " matches these filters" : " yet"}.</p>
+        <p class="card">No batch{hasFilter(filters) ? " matches these filters" : " yet"}.</p>
       )}
       {rows.length > 0 && (
         <table class="data batches" aria-label="Batches" aria-busy={batches.loading ? "true" : "false"}>
@@ -125,6 +154,9 @@ export function BatchesListPage(props: { session: Session }) {
               </th>
               <th scope="col" class="wide-only">
                 Created
+              </th>
+              <th scope="col" class="wide-only">
+                Ticket
               </th>
             </tr>
           </thead>
@@ -157,6 +189,7 @@ export function BatchesListPage(props: { session: Session }) {
                   {formatTime(batch.detectedAt)}
                   {batch.createdBy !== null && <span class="hint"> by {batch.createdBy}</span>}
                 </td>
+                <td class="wide-only">{batch.externalRef ?? "—"}</td>
               </tr>
             ))}
           </tbody>
@@ -174,5 +207,25 @@ export function BatchesListPage(props: { session: Session }) {
         </nav>
       )}
     </section>
+  );
+}
+
+/** A text filter applied when the field is left or Enter pressed (the change event), not per key. */
+function TextFilter(props: {
+  readonly id: string;
+  readonly label: string;
+  readonly value: string;
+  readonly onChange: (value: string) => void;
+}) {
+  return (
+    <div>
+      <label for={props.id}>{props.label}</label>
+      <input
+        id={props.id}
+        type="text"
+        value={props.value}
+        onChange={(event) => props.onChange(event.currentTarget.value.trim())}
+      />
+    </div>
   );
 }

@@ -16,6 +16,7 @@ export function CreateBatchForm(props: {
 }) {
   const [runbook, setRunbook] = useState(props.initialRunbook ?? props.runbooks[0] ?? "");
   const [file, setFile] = useState<File | undefined>(undefined);
+  const [externalRef, setExternalRef] = useState("");
   const [error, setError] = useState<ApiError | undefined>(undefined);
   const [busy, setBusy] = useState(false);
 
@@ -24,8 +25,10 @@ export function CreateBatchForm(props: {
     setBusy(true);
     setError(undefined);
     try {
-      const query = `runbook=${encodeURIComponent(runbook)}${allowDuplicate ? "&allowDuplicate=true" : ""}`;
-      const batch = await apiSend<CreatedBatch>("POST", `/batches?${query}`, await file.text(), {
+      const query = new URLSearchParams({ runbook });
+      if (allowDuplicate) query.set("allowDuplicate", "true");
+      if (externalRef.trim() !== "") query.set("externalRef", externalRef.trim());
+      const batch = await apiSend<CreatedBatch>("POST", `/batches?${query.toString()}`, await file.text(), {
         "Content-Type": "text/csv",
       });
       navigate({ page: "batch", batchId: batch.id });
@@ -77,6 +80,17 @@ export function CreateBatchForm(props: {
               setFile(event.currentTarget.files?.[0]);
               setError(undefined);
             }}
+          />
+        </div>
+        <div>
+          <label for="create-external-ref">Change ticket (optional)</label>
+          <input
+            id="create-external-ref"
+            type="text"
+            maxLength={128}
+            placeholder="e.g. CHG0012345"
+            value={externalRef}
+            onInput={(event) => setExternalRef(event.currentTarget.value)}
           />
         </div>
       </div>
