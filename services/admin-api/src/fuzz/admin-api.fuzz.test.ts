@@ -102,6 +102,13 @@ function parameterTargets(): ReadonlyArray<readonly [method: string, template: s
     ["POST", "/batches/{999999}/redrive", '{"memberIds":[1,2]}'],
     ["POST", `/runbooks/{${runbook}}/plan?limit={5}`, members],
     ["GET", "/webhooks/{999999}/deliveries?afterId={0}&limit={10}"],
+    // Issue 31's search and filters.
+    ["GET", "/members?key={adele@contoso.test}&limit={10}&offset={0}"],
+    [
+      "GET",
+      "/batches?createdBy={local-admin}&createdAfter={2030-01-01T00:00:00Z}&createdBefore={2031-01-01T00:00:00%2B01:00}&externalRef={CHG-1}",
+    ],
+    ["POST", `/batches?runbook={${runbook}}&externalRef={CHG-1}`, members],
   ];
 }
 

@@ -19,6 +19,7 @@ let server: Server;
 let url: string;
 const lines: Array<Record<string, unknown>> = [];
 const metrics = createMetrics();
+const READER_TOKEN = "reader-token-for-the-member-search";
 
 beforeAll(async () => {
   harness = await startApiHarness();
@@ -34,7 +35,18 @@ beforeAll(async () => {
   const app = createAdminApi({
     db: harness.db,
     bus: harness.runtime.bus,
-    verifier: { verify: () => Promise.reject(new Error("no token accepted here")) },
+    // One Reader token (the member search's log test); any other fails unexpectedly (a 500).
+    verifier: {
+      verify: (token) =>
+        token === READER_TOKEN
+          ? Promise.resolve({
+              subject: "reader",
+              identity: "reader@example.test",
+              roles: ["Reader"],
+              scopes: [],
+            })
+          : Promise.reject(new Error("no token accepted here")),
+    },
     logger,
     dataSources: createDataSourceClient({ env: {}, baseDir: harness.dataDir }),
     readiness: createReadiness({ db: harness.db, busReady: Promise.resolve(), logger }),
@@ -108,6 +120,25 @@ describe("X-Request-Id", () => {
       ["request failed", "unexpected.exception"],
       ["request completed", null],
     ]);
+  });
+});
+
+describe("GET /api/members?key= (issue 31)", () => {
+  it("logs the route pattern, never the searched member key, found or refused", async () => {
+    const key = "planted.person.7731@contoso.test";
+    const ids: string[] = [];
+    for (const path of [`/api/members?key=${key}`, `/api/members?key=${key}&limit=0`]) {
+      const response = await get(path, { authorization: `Bearer ${READER_TOKEN}` });
+      expect([200, 400]).toContain(response.status);
+      expect(response.text).not.toContain("planted.person");
+      ids.push(response.headers.get(REQUEST_ID_HEADER) ?? "");
+    }
+    const logged = (await Promise.all(ids.map(linesOf))).flat();
+    expect(logged.map((line) => [line.route, line.status])).toEqual([
+      ["/api/members", 200],
+      ["/api/members", 400],
+    ]);
+    expect(JSON.stringify(lines)).not.toContain("planted.person");
   });
 });
 

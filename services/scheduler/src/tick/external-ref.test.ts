@@ -76,6 +76,30 @@ describe("externalRef from data_source.external_ref_column", () => {
     expect((await batchesOf(harness.db, name))[0]?.externalRef).toBe("CHG-100");
   });
 
+  it("stamps an immediate-mode batch too (its members are inserted after the batch)", async () => {
+    const name = "ticketed-now";
+    const query =
+      `SELECT upn AS "UserPrincipalName", display_name AS "TicketId", proxies AS "ProxyAddresses" ` +
+      `FROM ${memberTable(name)} ORDER BY upn`;
+    const yaml = runbookYaml({ name, batching: "immediate", source: { query } }).replace(
+      "  primary_key: UserPrincipalName\n",
+      "  primary_key: UserPrincipalName\n  external_ref_column: TicketId\n",
+    );
+    await publishRunbook(harness.db, { name, yamlContent: yaml, overdueBehavior: "rerun", rerunInit: false });
+    await setAutomationEnabled(harness.db, {
+      runbookName: name,
+      enabled: true,
+      actor: "test",
+      at: new Date(),
+    });
+    await setSourceMembers(harness.db, name, [
+      { upn: "a@contoso.test", displayName: "RITM0042" },
+      { upn: "b@contoso.test", displayName: "RITM0043" },
+    ]);
+    await harness.tickRunbook(name, at("2030-06-01T12:02:00Z"));
+    expect((await batchesOf(harness.db, name)).map((batch) => batch.externalRef)).toEqual(["RITM0042"]);
+  });
+
   it("never copies a column a secret param uses", async () => {
     const name = "secret-ticket";
     const query =
