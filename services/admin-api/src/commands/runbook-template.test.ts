@@ -64,6 +64,21 @@ phases:
 `);
     expect(templateColumns(definition)).toEqual(["Upn", "HasMailbox", "Region", "Kind"]);
   });
+
+  it("adds the external_ref_column (issue 31) after the declared columns, once", () => {
+    const definition = runbook(`  columns: [Region]
+  external_ref_column: TicketId
+phases:
+  - name: p
+    offset: T-0
+    steps:
+      - name: s
+        worker_id: w
+        function: Do-It
+        params: { Note: "{{TicketId}}", Other: "{{Zed}}" }
+`);
+    expect(templateColumns(definition)).toEqual(["Upn", "Region", "TicketId", "Zed"]);
+  });
 });
 
 describe("csvHeaderLine", () => {

@@ -4,7 +4,8 @@ import { SPECIAL_VARIABLES, templateVariablesIn, type RunbookDefinition } from "
  * GET /api/runbooks/{name}/template (000 "Download CSV template"): the header row of a member CSV
  * the runbook can run, in this order: the primary key, the batch time column (if the runbook
  * groups by one), the multi-valued columns it declares, the `columns` it declares for `when:`
- * conditions (which read nothing else but outputs and specials, issue 30), then every other
+ * conditions (which read nothing else but outputs and specials, issue 30), the
+ * external_ref_column (issue 31: a manual batch's change ticket, when the upload gives none), then every other
  * variable its member steps reference (phases, on_member_removed, rollbacks; function names
  * included), sorted.
  * Left out: the special variables (`_batch_id`, `_batch_start_time`) and the variables that
@@ -22,6 +23,7 @@ export function templateColumns(runbook: RunbookDefinition): string[] {
     ...(dataSource.batchTimeColumn === undefined ? [] : [dataSource.batchTimeColumn]),
     ...dataSource.multiValuedColumns.map((column) => column.name),
     ...(dataSource.columns ?? []),
+    ...(dataSource.externalRefColumn === undefined ? [] : [dataSource.externalRefColumn]),
     ...referenced,
   ];
   return [...new Set(columns)];
