@@ -63,7 +63,8 @@ export async function purgeEndedBatches(db: Db, request: PurgeRequest): Promise<
     const limit = Math.min(PAGE, maxBatches - taken + 1);
     const page = await listPurgeCandidates(db, { endedBefore, limit, afterId });
     for (const candidate of page) {
-      if (taken === maxBatches) return { dryRun: request.dryRun, mode: request.policy.mode, endedBefore, batches, more: true };
+      if (taken === maxBatches)
+        return { dryRun: request.dryRun, mode: request.policy.mode, endedBefore, batches, more: true };
       taken++;
       afterId = candidate.batchId;
       if (request.dryRun || (await purgeBatch(db, candidate, request, chunk))) batches.push(candidate);
@@ -80,7 +81,8 @@ async function purgeBatch(db: Db, candidate: PurgeCandidate, request: PurgeReque
     await untilDone(() => scrubExecutionsChunk(db, "step_executions", batchId, chunk), chunk);
     await untilDone(() => scrubExecutionsChunk(db, "init_executions", batchId, chunk), chunk);
   } else {
-    for (const table of DELETED_TABLES) await untilDone(() => deleteBatchRowsChunk(db, table, batchId, chunk), chunk);
+    for (const table of DELETED_TABLES)
+      await untilDone(() => deleteBatchRowsChunk(db, table, batchId, chunk), chunk);
   }
   return markBatchPurged(db, {
     batchId,

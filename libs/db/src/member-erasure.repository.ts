@@ -19,7 +19,12 @@ export interface MemberKeyRow {
 
 /** Every row of the key, in every batch, with its batch's status. */
 export async function listMemberKeyRows(db: Db, memberKey: string): Promise<MemberKeyRow[]> {
-  const result = await sql<{ member_id: number; batch_id: number; batch_status: string; erased_at: Date | null }>`
+  const result = await sql<{
+    member_id: number;
+    batch_id: number;
+    batch_status: string;
+    erased_at: Date | null;
+  }>`
     SELECT m.id AS member_id, m.batch_id, b.status AS batch_status, m.erased_at
     FROM batch_members m JOIN batches b ON b.id = m.batch_id
     WHERE m.member_key = ${memberKey}

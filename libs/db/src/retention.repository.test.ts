@@ -93,9 +93,14 @@ describe("listPurgeCandidates", () => {
       (await listPurgeCandidates(db, { endedBefore, limit: 100 })).map((c) => c.batchId);
     expect(await ids(new Date(Date.now() - 60_000))).not.toContain(completed.batch.id);
     const due = await listPurgeCandidates(db, { endedBefore: future(), limit: 100 });
-    expect(due.map((c) => c.batchId)).toEqual(expect.arrayContaining([completed.batch.id, cancelled.batch.id]));
+    expect(due.map((c) => c.batchId)).toEqual(
+      expect.arrayContaining([completed.batch.id, cancelled.batch.id]),
+    );
     expect(due.map((c) => c.batchId)).not.toContain(running.batch.id);
-    expect(due.find((c) => c.batchId === completed.batch.id)).toMatchObject({ status: "completed", members: 3 });
+    expect(due.find((c) => c.batchId === completed.batch.id)).toMatchObject({
+      status: "completed",
+      members: 3,
+    });
 
     expect(await markBatchPurged(db, { batchId: completed.batch.id, mode: "scrub", members: 3 })).toBe(true);
     expect(await ids(future())).not.toContain(completed.batch.id);
@@ -106,13 +111,24 @@ describe("scrub", () => {
   it("empties data, params, results and error messages in chunks; keys, statuses and codes stay", async () => {
     const seeded = await endedBatch(5);
     expect(await scrubMembersChunk(db, seeded.batch.id, 2)).toBe(2);
-    expect((await memberRows(seeded)).map((m) => m.dataJson)).toEqual([{}, {}, { Index: 2 }, { Index: 3 }, { Index: 4 }]);
+    expect((await memberRows(seeded)).map((m) => m.dataJson)).toEqual([
+      {},
+      {},
+      { Index: 2 },
+      { Index: 3 },
+      { Index: 4 },
+    ]);
     expect(await scrubMembersChunk(db, seeded.batch.id, 2)).toBe(2);
     expect(await scrubMembersChunk(db, seeded.batch.id, 2)).toBe(1);
     // Idempotent: nothing is left to touch.
     expect(await scrubMembersChunk(db, seeded.batch.id, 2)).toBe(0);
     expect(await memberRows(seeded)).toEqual(
-      seeded.members.map((m) => ({ memberKey: m.memberKey, status: "active", dataJson: {}, workerDataJson: {} })),
+      seeded.members.map((m) => ({
+        memberKey: m.memberKey,
+        status: "active",
+        dataJson: {},
+        workerDataJson: {},
+      })),
     );
 
     expect(await scrubExecutionsChunk(db, "step_executions", seeded.batch.id, 10)).toBe(5);
@@ -185,7 +201,12 @@ describe("delete", () => {
 describe("markBatchPurged", () => {
   it("marks once, with one audit row; refuses a batch that is not ended", async () => {
     const seeded = await endedBatch(2, "fail");
-    const input = { batchId: seeded.batch.id, mode: "scrub" as const, members: 2, actor: "admin@contoso.test" };
+    const input = {
+      batchId: seeded.batch.id,
+      mode: "scrub" as const,
+      members: 2,
+      actor: "admin@contoso.test",
+    };
     expect(await markBatchPurged(db, input)).toBe(true);
     expect(await markBatchPurged(db, input)).toBe(false);
     const batch = await db
@@ -245,8 +266,16 @@ describe("eraseMemberKey", () => {
       .orderBy("id")
       .execute();
     expect(audit).toEqual([
-      { entityId: first.members[1]!.id, reason: "personal data erased (data-subject request)", actor: "dpo@contoso.test" },
-      { entityId: second.members[0]!.id, reason: "personal data erased (data-subject request)", actor: "dpo@contoso.test" },
+      {
+        entityId: first.members[1]!.id,
+        reason: "personal data erased (data-subject request)",
+        actor: "dpo@contoso.test",
+      },
+      {
+        entityId: second.members[0]!.id,
+        reason: "personal data erased (data-subject request)",
+        actor: "dpo@contoso.test",
+      },
     ]);
     expect(key).not.toBe("erase-me");
     expect(await eraseMemberKey(db, "nobody", "dpo@contoso.test")).toEqual({ members: 0, steps: 0 });

@@ -84,7 +84,9 @@ export async function scrubExecutionsChunk(
   chunk: number,
 ): Promise<number> {
   const isStep = table === "step_executions";
-  const itemSet = isStep ? sql`, item_value = CASE WHEN item_value IS NULL THEN NULL ELSE 'null'::jsonb END` : sql``;
+  const itemSet = isStep
+    ? sql`, item_value = CASE WHEN item_value IS NULL THEN NULL ELSE 'null'::jsonb END`
+    : sql``;
   const itemHolds = isStep ? sql` OR (item_value IS NOT NULL AND item_value <> 'null'::jsonb)` : sql``;
   const result = await sql`
     UPDATE ${sql.table(table)} SET params_json = '{}'::jsonb, result_json = NULL, error_message = NULL${itemSet}
@@ -138,7 +140,12 @@ export async function deleteBatchRowsChunk(
  */
 export async function markBatchPurged(
   db: Db,
-  input: { readonly batchId: number; readonly mode: PurgeMode; readonly members: number; readonly actor?: string },
+  input: {
+    readonly batchId: number;
+    readonly mode: PurgeMode;
+    readonly members: number;
+    readonly actor?: string;
+  },
 ): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const marked = await sql<{ status: string }>`

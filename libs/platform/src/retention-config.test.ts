@@ -17,11 +17,14 @@ describe("retentionConfigFromEnv", () => {
     expect(retentionConfigFromEnv({ MATOOLKIT_RETENTION_MODE: "Delete" }).retentionMode).toBe("delete");
   });
 
-  it.each(["-1", "1.5", "ninety", "36501"])("refuses MATOOLKIT_RETENTION_DAYS=%s naming the variable", (value) => {
-    expect(() => retentionConfigFromEnv({ MATOOLKIT_RETENTION_DAYS: value })).toThrow(
-      /^Invalid configuration: MATOOLKIT_RETENTION_DAYS: must be a whole number of days/,
-    );
-  });
+  it.each(["-1", "1.5", "ninety", "36501"])(
+    "refuses MATOOLKIT_RETENTION_DAYS=%s naming the variable",
+    (value) => {
+      expect(() => retentionConfigFromEnv({ MATOOLKIT_RETENTION_DAYS: value })).toThrow(
+        /^Invalid configuration: MATOOLKIT_RETENTION_DAYS: must be a whole number of days/,
+      );
+    },
+  );
 
   it("refuses an unknown mode naming the variable", () => {
     expect(() => retentionConfigFromEnv({ MATOOLKIT_RETENTION_MODE: "shred" })).toThrow(
