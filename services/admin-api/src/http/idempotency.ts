@@ -43,7 +43,10 @@ const CLAIM_ATTEMPTS = 3;
 /** POSTs honour the header unless they opt out (a POST that writes nothing, e.g. the query preview). */
 export function acceptsIdempotencyKey(operation: Operation): boolean {
   return (
-    operation.method === "post" && operation.access !== "public" && operation.acceptsIdempotencyKey !== false
+    operation.access !== "public" &&
+    (operation.method === "post"
+      ? operation.acceptsIdempotencyKey !== false
+      : operation.method === "delete" && operation.acceptsIdempotencyKey === true)
   );
 }
 
