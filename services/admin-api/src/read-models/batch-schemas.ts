@@ -57,12 +57,9 @@ export const batchSchema = z
         "When the retention purge removed the batch's personal data (MATOOLKIT_RETENTION_DAYS after it " +
         "ended): members' data, params and results are then empty, or the rows gone (purgeMode); null before",
     }),
-    purgeMode: z
-      .enum(["scrub", "delete"])
-      .nullable()
-      .meta({
-        description: "scrub: keys and statuses kept, data emptied; delete: member and step rows removed",
-      }),
+    purgeMode: z.enum(["scrub", "delete"]).nullable().meta({
+      description: "scrub: keys and statuses kept, data emptied; delete: member and step rows removed",
+    }),
   })
   .meta({ id: "Batch" });
 
