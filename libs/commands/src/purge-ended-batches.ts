@@ -5,6 +5,8 @@ import {
   markBatchPurged,
   scrubExecutionsChunk,
   scrubMembersChunk,
+  type ChunkRange,
+  type ChunkResult,
   type Db,
   type PurgeCandidate,
   type PurgeMode,
@@ -77,12 +79,13 @@ export async function purgeEndedBatches(db: Db, request: PurgeRequest): Promise<
 async function purgeBatch(db: Db, candidate: PurgeCandidate, request: PurgeRequest, chunk: number) {
   const { batchId } = candidate;
   if (request.policy.mode === "scrub") {
-    await untilDone(() => scrubMembersChunk(db, batchId, chunk), chunk);
-    await untilDone(() => scrubExecutionsChunk(db, "step_executions", batchId, chunk), chunk);
-    await untilDone(() => scrubExecutionsChunk(db, "init_executions", batchId, chunk), chunk);
+    await chunkByChunk(batchId, chunk, (range) => scrubMembersChunk(db, range));
+    await chunkByChunk(batchId, chunk, (range) => scrubExecutionsChunk(db, "step_executions", range));
+    await chunkByChunk(batchId, chunk, (range) => scrubExecutionsChunk(db, "init_executions", range));
   } else {
-    for (const table of DELETED_TABLES)
-      await untilDone(() => deleteBatchRowsChunk(db, table, batchId, chunk), chunk);
+    for (const table of DELETED_TABLES) {
+      await chunkByChunk(batchId, chunk, (range) => deleteBatchRowsChunk(db, table, range));
+    }
   }
   return markBatchPurged(db, {
     batchId,
@@ -92,9 +95,19 @@ async function purgeBatch(db: Db, candidate: PurgeCandidate, request: PurgeReque
   });
 }
 
-/** Runs a chunk statement until one touches fewer rows than a full chunk. */
-async function untilDone(step: () => Promise<number>, chunk: number): Promise<void> {
-  while ((await step()) >= chunk) {
-    // Each statement commits on its own; the next picks the rows still left.
+/**
+ * Runs a chunk statement (each commits on its own) from id 0 upwards until one finds fewer rows
+ * than a full chunk: the statements pick only rows still holding data, so that is the end.
+ */
+async function chunkByChunk(
+  batchId: number,
+  chunk: number,
+  step: (range: ChunkRange) => Promise<ChunkResult>,
+): Promise<void> {
+  let afterId = 0;
+  for (;;) {
+    const done = await step({ batchId, afterId, chunk });
+    if (done.rows < chunk || done.lastId === null) return;
+    afterId = done.lastId;
   }
 }

@@ -110,7 +110,9 @@ describe("listPurgeCandidates", () => {
 describe("scrub", () => {
   it("empties data, params, results and error messages in chunks; keys, statuses and codes stay", async () => {
     const seeded = await endedBatch(5);
-    expect(await scrubMembersChunk(db, seeded.batch.id, 2)).toBe(2);
+    const ids = seeded.members.map((m) => m.id);
+    const range = (afterId: number, chunk: number) => ({ batchId: seeded.batch.id, afterId, chunk });
+    expect(await scrubMembersChunk(db, range(0, 2))).toEqual({ rows: 2, lastId: ids[1] });
     expect((await memberRows(seeded)).map((m) => m.dataJson)).toEqual([
       {},
       {},
@@ -118,10 +120,11 @@ describe("scrub", () => {
       { Index: 3 },
       { Index: 4 },
     ]);
-    expect(await scrubMembersChunk(db, seeded.batch.id, 2)).toBe(2);
-    expect(await scrubMembersChunk(db, seeded.batch.id, 2)).toBe(1);
+    // Started over at 0 (a run after a crash): the scrubbed rows are skipped.
+    expect(await scrubMembersChunk(db, range(0, 2))).toEqual({ rows: 2, lastId: ids[3] });
+    expect(await scrubMembersChunk(db, range(ids[3]!, 2))).toEqual({ rows: 1, lastId: ids[4] });
     // Idempotent: nothing is left to touch.
-    expect(await scrubMembersChunk(db, seeded.batch.id, 2)).toBe(0);
+    expect(await scrubMembersChunk(db, range(0, 2))).toEqual({ rows: 0, lastId: null });
     expect(await memberRows(seeded)).toEqual(
       seeded.members.map((m) => ({
         memberKey: m.memberKey,
@@ -131,8 +134,8 @@ describe("scrub", () => {
       })),
     );
 
-    expect(await scrubExecutionsChunk(db, "step_executions", seeded.batch.id, 10)).toBe(5);
-    expect(await scrubExecutionsChunk(db, "step_executions", seeded.batch.id, 10)).toBe(0);
+    expect(await scrubExecutionsChunk(db, "step_executions", range(0, 10))).toMatchObject({ rows: 5 });
+    expect(await scrubExecutionsChunk(db, "step_executions", range(0, 10))).toMatchObject({ rows: 0 });
     expect(await stepRows(seeded)).toEqual(
       Array.from({ length: 5 }, () => ({
         stepName: "step-0",
@@ -143,7 +146,7 @@ describe("scrub", () => {
         errorCode: "graph.not_found",
       })),
     );
-    expect(await scrubExecutionsChunk(db, "init_executions", seeded.batch.id, 10)).toBe(1);
+    expect(await scrubExecutionsChunk(db, "init_executions", range(0, 10))).toMatchObject({ rows: 1 });
     const init = await db
       .selectFrom("initExecutions")
       .select(["paramsJson", "resultJson"])
@@ -155,8 +158,8 @@ describe("scrub", () => {
   it("leaves other batches alone", async () => {
     const purged = await endedBatch(1);
     const other = await endedBatch(1);
-    await scrubMembersChunk(db, purged.batch.id, 10);
-    await scrubExecutionsChunk(db, "step_executions", purged.batch.id, 10);
+    await scrubMembersChunk(db, { batchId: purged.batch.id, afterId: 0, chunk: 10 });
+    await scrubExecutionsChunk(db, "step_executions", { batchId: purged.batch.id, afterId: 0, chunk: 10 });
     expect((await memberRows(other))[0]!.dataJson).toEqual({ Index: 0 });
     expect((await stepRows(other))[0]!.resultJson).toEqual({ mailbox: "Jane Doe" });
   });
@@ -177,8 +180,12 @@ describe("delete", () => {
     await sql`INSERT INTO events (batch_id, entity, entity_id, from_status, to_status)
       VALUES (${seeded.batch.id}, 'member', ${seeded.members[1]!.id}, 'active', 'failed')`.execute(db);
     for (const table of DELETED_TABLES) {
-      while ((await deleteBatchRowsChunk(db, table, seeded.batch.id, 2)) > 0) {
-        // chunk after chunk
+      let afterId = 0;
+      for (;;) {
+        const done = await deleteBatchRowsChunk(db, table, { batchId: seeded.batch.id, afterId, chunk: 2 });
+        if (done.lastId === null) break;
+        expect(done.rows).toBeLessThanOrEqual(2);
+        afterId = done.lastId;
       }
     }
     expect(await memberRows(seeded)).toEqual([]);
@@ -194,7 +201,16 @@ describe("delete", () => {
       .execute();
     expect(events.some((e) => e.entity === "batch")).toBe(true);
     expect(events.filter((e) => e.entity !== "batch")).toEqual([{ entity: "member", actor: "alice" }]);
+    await sql`INSERT INTO batch_source_fingerprints (batch_id, fingerprint) VALUES (${seeded.batch.id}, 'f')`.execute(
+      db,
+    );
     expect(await markBatchPurged(db, { batchId: seeded.batch.id, mode: "delete", members: 3 })).toBe(true);
+    const fingerprints = await db
+      .selectFrom("batchSourceFingerprints")
+      .select("batchId")
+      .where("batchId", "=", seeded.batch.id)
+      .execute();
+    expect(fingerprints).toEqual([]);
   });
 });
 

@@ -41,9 +41,11 @@ export async function listPurgeCandidates(
       (SELECT count(*) FROM batch_members m WHERE m.batch_id = b.id) AS members
     FROM batches b
     CROSS JOIN LATERAL (
-      SELECT max(e.at) AS at FROM events e
+      -- Newest first through events_batch_entity_idx: a few batch rows, not the members' events.
+      SELECT e.at FROM events e
       WHERE e.batch_id = b.id AND e.entity = 'batch' AND e.to_status = b.status
         AND e.from_status IS DISTINCT FROM e.to_status
+      ORDER BY e.id DESC LIMIT 1
     ) ended
     WHERE b.purged_at IS NULL AND b.status IN (${TERMINAL})
       AND b.id > ${options.afterId ?? 0}
@@ -59,17 +61,45 @@ export async function listPurgeCandidates(
   }));
 }
 
-/** Empties member data of up to `chunk` members of the batch that still hold some; returns how many. */
-export async function scrubMembersChunk(db: Db, batchId: number, chunk: number): Promise<number> {
-  const result = await sql`
-    UPDATE batch_members SET data_json = '{}'::jsonb, worker_data_json = '{}'::jsonb
-    WHERE id IN (
-      SELECT id FROM batch_members
-      WHERE batch_id = ${batchId} AND (data_json <> '{}'::jsonb OR worker_data_json <> '{}'::jsonb)
-      ORDER BY id LIMIT ${chunk}
-    )
-  `.execute(db);
-  return Number(result.numAffectedRows ?? 0n);
+/**
+ * One chunk statement's work: how many rows it changed, and the largest id it looked at (the
+ * next chunk starts after it, so no chunk rescans what an earlier one passed; null: none left).
+ * A run that starts over (after a crash) starts at 0 and skips what is done by the row filter.
+ */
+export interface ChunkResult {
+  readonly rows: number;
+  readonly lastId: number | null;
+}
+
+export interface ChunkRange {
+  readonly batchId: number;
+  /** Only rows with a larger id. */
+  readonly afterId: number;
+  readonly chunk: number;
+}
+
+async function chunkResult(query: Promise<{ rows: { last_id: number | null; n: string | number }[] }>) {
+  const row = (await query).rows[0];
+  return { rows: Number(row?.n ?? 0), lastId: row?.last_id ?? null };
+}
+
+/** Empties member data of up to `chunk` members of the batch that still hold some. */
+export async function scrubMembersChunk(db: Db, range: ChunkRange): Promise<ChunkResult> {
+  return chunkResult(
+    sql<{ last_id: number | null; n: string }>`
+      WITH picked AS (
+        SELECT id FROM batch_members
+        WHERE batch_id = ${range.batchId} AND id > ${range.afterId}
+          AND (data_json <> '{}'::jsonb OR worker_data_json <> '{}'::jsonb)
+        ORDER BY id LIMIT ${range.chunk}
+      ), scrubbed AS (
+        UPDATE batch_members m SET data_json = '{}'::jsonb, worker_data_json = '{}'::jsonb
+        FROM picked WHERE m.id = picked.id
+        RETURNING m.id
+      )
+      SELECT max(id) AS last_id, count(*) AS n FROM scrubbed
+    `.execute(db),
+  );
 }
 
 /**
@@ -80,24 +110,29 @@ export async function scrubMembersChunk(db: Db, batchId: number, chunk: number):
 export async function scrubExecutionsChunk(
   db: Db,
   table: "step_executions" | "init_executions",
-  batchId: number,
-  chunk: number,
-): Promise<number> {
+  range: ChunkRange,
+): Promise<ChunkResult> {
   const isStep = table === "step_executions";
   const itemSet = isStep
-    ? sql`, item_value = CASE WHEN item_value IS NULL THEN NULL ELSE 'null'::jsonb END`
+    ? sql`, item_value = CASE WHEN t.item_value IS NULL THEN NULL ELSE 'null'::jsonb END`
     : sql``;
   const itemHolds = isStep ? sql` OR (item_value IS NOT NULL AND item_value <> 'null'::jsonb)` : sql``;
-  const result = await sql`
-    UPDATE ${sql.table(table)} SET params_json = '{}'::jsonb, result_json = NULL, error_message = NULL${itemSet}
-    WHERE id IN (
-      SELECT id FROM ${sql.table(table)}
-      WHERE batch_id = ${batchId}
-        AND (params_json <> '{}'::jsonb OR result_json IS NOT NULL OR error_message IS NOT NULL${itemHolds})
-      ORDER BY id LIMIT ${chunk}
-    )
-  `.execute(db);
-  return Number(result.numAffectedRows ?? 0n);
+  return chunkResult(
+    sql<{ last_id: number | null; n: string }>`
+      WITH picked AS (
+        SELECT id FROM ${sql.table(table)}
+        WHERE batch_id = ${range.batchId} AND id > ${range.afterId}
+          AND (params_json <> '{}'::jsonb OR result_json IS NOT NULL OR error_message IS NOT NULL${itemHolds})
+        ORDER BY id LIMIT ${range.chunk}
+      ), scrubbed AS (
+        UPDATE ${sql.table(table)} t
+        SET params_json = '{}'::jsonb, result_json = NULL, error_message = NULL${itemSet}
+        FROM picked WHERE t.id = picked.id
+        RETURNING t.id
+      )
+      SELECT max(id) AS last_id, count(*) AS n FROM scrubbed
+    `.execute(db),
+  );
 }
 
 /** The batch's rows `delete` mode removes, children first (foreign keys). */
@@ -107,30 +142,33 @@ export const DELETED_TABLES = [
   "batch_members",
   "phase_executions",
   "events",
-  "batch_source_fingerprints",
 ] as const;
 export type DeletedTable = (typeof DELETED_TABLES)[number];
 
 /**
- * Deletes up to `chunk` of the batch's rows of `table`; returns how many. Events: only the
- * system's status changes of the batch's members, phases, steps and inits go; the batch's own
- * timeline and every audit row (an operator's action, with its actor) stay, for the record.
+ * Deletes up to `chunk` of the batch's rows of `table`. Events: only the system's status changes
+ * of the batch's members, phases, steps and inits go; the batch's own timeline and every audit
+ * row (an operator's action, with its actor) stay, for the record. The batch's source fingerprint
+ * (a hash of its CSV, kept for the duplicate check) goes with {@link markBatchPurged}.
  */
 export async function deleteBatchRowsChunk(
   db: Db,
   table: DeletedTable,
-  batchId: number,
-  chunk: number,
-): Promise<number> {
+  range: ChunkRange,
+): Promise<ChunkResult> {
   const keep = table === "events" ? sql` AND entity <> 'batch' AND actor IS NULL` : sql``;
-  const key = table === "batch_source_fingerprints" ? sql`batch_id` : sql`id`;
-  const result = await sql`
-    DELETE FROM ${sql.table(table)}
-    WHERE ${key} IN (
-      SELECT ${key} FROM ${sql.table(table)} WHERE batch_id = ${batchId}${keep} ORDER BY ${key} LIMIT ${chunk}
-    )
-  `.execute(db);
-  return Number(result.numAffectedRows ?? 0n);
+  return chunkResult(
+    sql<{ last_id: number | null; n: string }>`
+      WITH picked AS (
+        SELECT id FROM ${sql.table(table)}
+        WHERE batch_id = ${range.batchId} AND id > ${range.afterId}${keep}
+        ORDER BY id LIMIT ${range.chunk}
+      ), deleted AS (
+        DELETE FROM ${sql.table(table)} t USING picked WHERE t.id = picked.id RETURNING t.id
+      )
+      SELECT max(id) AS last_id, count(*) AS n FROM deleted
+    `.execute(db),
+  );
 }
 
 /**
@@ -155,6 +193,9 @@ export async function markBatchPurged(
     `.execute(trx);
     const row = marked.rows[0];
     if (row === undefined) return false;
+    if (input.mode === "delete") {
+      await sql`DELETE FROM batch_source_fingerprints WHERE batch_id = ${input.batchId}`.execute(trx);
+    }
     const what = input.mode === "scrub" ? "scrubbed" : "deleted";
     await trx
       .insertInto("events")

@@ -155,7 +155,7 @@ describe("purgeEndedBatches", () => {
   it("resumes a batch a crashed run left half scrubbed", async () => {
     const batchId = await endedBatch(4);
     // The crash: one chunk committed, the batch never marked.
-    expect(await scrubMembersChunk(db, batchId, 2)).toBe(2);
+    expect(await scrubMembersChunk(db, { batchId, afterId: 0, chunk: 2 })).toMatchObject({ rows: 2 });
     expect((await state(batchId)).batch.purgedAt).toBeNull();
     await purgeEndedBatches(db, { policy: scrub, now: later(), dryRun: false, chunk: 3 });
     const after = await state(batchId);

@@ -184,6 +184,12 @@ export interface OperationSpec<
    * answers as the first did, instead of "0 erased").
    */
   readonly acceptsIdempotencyKey?: boolean;
+  /**
+   * The path names a person (DELETE /api/members/{key}): an Idempotency-Key row stores the path
+   * template and only a hash of the path (http/idempotency.ts), so no copy of the key outlives
+   * the erasure by 24 hours.
+   */
+  readonly pathHoldsPersonalData?: true;
 }
 
 export type Handler<A extends Access, P, Q, B, R extends Responses> = (

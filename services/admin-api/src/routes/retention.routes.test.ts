@@ -180,12 +180,29 @@ describe("DELETE /api/members/{key}", () => {
   it("honours Idempotency-Key: a retry answers as the first request did", async () => {
     const key = "diego-idem@contoso.test";
     await batch({ ended: true, keys: [key] });
-    const headers = { "Idempotency-Key": `erase-${key}` };
+    const headers = { "Idempotency-Key": "0b6f3c1e-erase-request" };
     const first = await harness.request("DELETE", `/members/${encodeURIComponent(key)}`, { headers });
     const retry = await harness.request("DELETE", `/members/${encodeURIComponent(key)}`, { headers });
     expect(first.body.erasedMembers).toBe(1);
     expect(retry.status).toBe(200);
     expect(retry.body).toEqual(first.body);
     expect(retry.headers.get("Idempotent-Replayed")).toBe("true");
+    // The stored row keeps the path template, not the key; another key with the same
+    // Idempotency-Key is another request (422), named by the template.
+    const stored = await harness.db
+      .selectFrom("apiIdempotencyKeys")
+      .select(["path"])
+      .where("key", "=", "0b6f3c1e-erase-request")
+      .execute();
+    expect(stored).toEqual([{ path: "/api/members/{key}" }]);
+    const other = await harness.request(
+      "DELETE",
+      `/members/${encodeURIComponent("someone-else@contoso.test")}`,
+      {
+        headers,
+      },
+    );
+    expect(other.status).toBe(422);
+    expect(JSON.stringify(other.body)).not.toContain("contoso");
   });
 });

@@ -104,6 +104,7 @@ export const retentionOperations = [
       "0). 404 when no batch ever had the key. Honours Idempotency-Key.",
     access: "Admin",
     acceptsIdempotencyKey: true,
+    pathHoldsPersonalData: true,
     params: z.object({
       key: nonEmptyText.meta({ description: "The member key (the source's primary key)" }),
     }),
