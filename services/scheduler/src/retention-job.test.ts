@@ -186,6 +186,21 @@ describe("purgeEndedBatches", () => {
     for (const id of ids) expect((await state(id)).batch.purgeMode).toBe("scrub");
     expect(await runRetentionPurge(db, silent, scrub, later())).toBe(0);
   });
+
+  it("logs counts and batch ids, never a member key or value", async () => {
+    const batchId = await endedBatch(2);
+    const lines: string[] = [];
+    const logger = createLogger({
+      level: "info",
+      name: "retention-test",
+      destination: { write: (line: string) => void lines.push(line) },
+    });
+    expect(await runRetentionPurge(db, logger, scrub, later())).toBe(1);
+    expect(lines).toHaveLength(1);
+    const entry = JSON.parse(lines[0]!);
+    expect(entry).toMatchObject({ purgedBatches: 1, batchIds: [batchId], members: 2, mode: "scrub" });
+    expect(lines[0]).not.toMatch(/contoso|User 0/);
+  });
 });
 
 describe("startSchedulerService", () => {
