@@ -134,7 +134,16 @@ describe("scrub", () => {
       })),
     );
 
+    // A for_each value is member data too; one step is expanded, the others never were.
+    await sql`UPDATE step_executions SET item_value = '"Sales-EMEA"'::jsonb
+      WHERE id = (SELECT min(id) FROM step_executions WHERE batch_id = ${seeded.batch.id})`.execute(db);
     expect(await scrubExecutionsChunk(db, "step_executions", range(0, 10))).toMatchObject({ rows: 5 });
+    const items = await sql<{ item: string | null }>`
+      SELECT item_value::text AS item FROM step_executions WHERE batch_id = ${seeded.batch.id} ORDER BY id`.execute(
+      db,
+    );
+    // JSON null, not SQL NULL: SQL NULL means "not expanded yet" and would be claimed again.
+    expect(items.rows.map((row) => row.item)).toEqual(["null", null, null, null, null]);
     expect(await scrubExecutionsChunk(db, "step_executions", range(0, 10))).toMatchObject({ rows: 0 });
     expect(await stepRows(seeded)).toEqual(
       Array.from({ length: 5 }, () => ({
