@@ -5,6 +5,7 @@ import { registerAutomationCommands } from "./commands/automation.commands.ts";
 import { registerBatchCommands } from "./commands/batch.commands.ts";
 import { registerConfigCommands } from "./commands/config.commands.ts";
 import { registerPhaseCommands } from "./commands/phase.commands.ts";
+import { registerRetentionCommands } from "./commands/retention.commands.ts";
 import { registerRunbookCommands } from "./commands/runbook.commands.ts";
 import { registerTenantCommands } from "./commands/tenant.commands.ts";
 import { registerWebhookCommands } from "./commands/webhook.commands.ts";
@@ -59,5 +60,6 @@ function buildProgram(runtime: CommandRuntime): Command {
   registerWebhookCommands(program, runtime);
   registerAuditCommands(program, runtime);
   registerTenantCommands(program, runtime);
+  registerRetentionCommands(program, runtime);
   return program;
 }
