@@ -7,6 +7,7 @@ import {
   type WorkerResultMessage,
 } from "@matoolkit/domain";
 import {
+  createDurableTaskWorkflowEngine,
   createEmbeddedRuntime,
   createLogger,
   declareStaticTopology,
@@ -63,6 +64,12 @@ export interface HarnessOptions {
   readonly secrets?: SecretKeyring;
   /** Orchestrator processes consuming the same bus and database (default 1). */
   readonly orchestrators?: number;
+  /**
+   * The first orchestrator also hosts the batch workflows (the in-process engine, as embedded
+   * mode runs it: one host per database), so phases fall due by themselves; default none, the
+   * test sends phase-due.
+   */
+  readonly workflowHost?: boolean;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -102,6 +109,15 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       phaseStartChunk: 2,
       secrets,
       ...(options.notifier === undefined ? {} : { notifier: options.notifier }),
+      ...(options.workflowHost === true
+        ? {
+            workflows: {
+              engine: createDurableTaskWorkflowEngine({ logger, idlePollMs: 10 }),
+              recheckSeconds: 1,
+              reconcileSeconds: 1,
+            },
+          }
+        : {}),
     });
     const orchestrators: OrchestratorContext[] = [orchestrator];
     for (let index = 1; index < (options.orchestrators ?? 1); index += 1) {
@@ -139,6 +155,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       jobTimeoutMs: 20_000,
       registry: createFunctionRegistry(functions.module),
     });
+    await orchestrator.startWorkflows();
     const started = { runtime, worker };
     return {
       db: database.db,
@@ -149,6 +166,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       calls: functions.calls,
       open: functions.open,
       stop: async () => {
+        await orchestrator.stop();
         await started.worker.stop();
         await stopOthers();
         await started.runtime.stop();
