@@ -19,9 +19,15 @@ export interface BatchesTable {
   /** Members that succeeded / failed, stamped with the outcome. */
   succeededMembers: number | null;
   failedMembers: number | null;
+  /** When the retention purge removed the batch's personal data (migration 0019); null before. */
+  purgedAt: NullableTimestamp;
+  /** How: `scrub` (keys and statuses kept) or `delete` (member and execution rows removed). */
+  purgeMode: PurgeMode | null;
   /** The change ticket / request id (issue 31, migration 0018); null when none was given. */
   externalRef: Generated<string | null>;
 }
+
+export type PurgeMode = "scrub" | "delete";
 
 export type Batch = Selectable<BatchesTable>;
 export type NewBatch = Insertable<BatchesTable>;

@@ -109,6 +109,9 @@ function parameterTargets(): ReadonlyArray<readonly [method: string, template: s
       "/batches?createdBy={local-admin}&createdAfter={2030-01-01T00:00:00Z}&createdBefore={2031-01-01T00:00:00%2B01:00}&externalRef={CHG-1}",
     ],
     ["POST", `/batches?runbook={${runbook}}&externalRef={CHG-1}`, members],
+    // Issue 31's retention: no batch here has ended, and no member has this key.
+    ["POST", "/purge?dryRun={true}"],
+    ["DELETE", "/members/{absent-member@contoso.test}?force={false}"],
   ];
 }
 

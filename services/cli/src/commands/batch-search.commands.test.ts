@@ -195,3 +195,11 @@ describe("matoolkit member find", () => {
     expect(JSON.parse(json.stdout)).toEqual(found);
   });
 });
+
+describe("matoolkit member", () => {
+  it("is one group holding both find and erase", async () => {
+    const help = await run(["member", "--help"], []);
+    expect(help.stdout).toMatch(/find \[options\] <key>/);
+    expect(help.stdout).toMatch(/erase \[options\] <key>/);
+  });
+});

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { action, type CommandRuntime } from "./action.ts";
 import { positiveId, wholeNumber } from "./arguments.ts";
+import { memberCommandGroup } from "./member-group.ts";
 import { memberBatchView, readAs, type MemberBatchView } from "./views.ts";
 
 /**
@@ -10,7 +11,7 @@ import { memberBatchView, readAs, type MemberBatchView } from "./views.ts";
  * the query string to the API, which does not log it; the CLI prints it only in the rows found.
  */
 export function registerMemberCommands(program: Command, runtime: CommandRuntime): void {
-  const member = program.command("member").description("find members across batches");
+  const member = memberCommandGroup(program);
   member
     .command("find")
     .description("every batch a member key is or was in, with its status there (newest batch first)")

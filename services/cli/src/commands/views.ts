@@ -79,6 +79,9 @@ export const batchView = z.looseObject({
   // Issue 31; absent from older servers.
   externalRef: z.string().nullable().optional(),
   ...outcomeView,
+  // Retention (issue 31); a server from before it sends neither.
+  purgedAt: z.string().nullable().optional(),
+  purgeMode: z.string().nullable().optional(),
 });
 export type BatchView = z.infer<typeof batchView>;
 
