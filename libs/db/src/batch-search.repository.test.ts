@@ -128,6 +128,7 @@ describe("findMemberBatches (issue 31)", () => {
       externalRef: "CHG-7",
     });
     expect(found[2]!.removedAt).toBeInstanceOf(Date);
+    expect(found.map((row) => row.erasedAt)).toEqual([null, null, null]);
     expect(found[2]).not.toHaveProperty("dataJson");
     const paged = await findMemberBatches(db, key, { limit: 1, offset: 1 });
     expect(paged.map((row) => row.memberId)).toEqual([back!.id]);

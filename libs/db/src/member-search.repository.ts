@@ -10,6 +10,8 @@ export interface MemberBatchRow {
   readonly addedAt: Date;
   readonly removedAt: Date | null;
   readonly failedAt: Date | null;
+  /** When DELETE /api/members/{key} erased the row's data (migration 0019); the key stays. */
+  readonly erasedAt: Date | null;
   readonly batchId: number;
   readonly batchStatus: BatchStatus;
   readonly isManual: boolean;
@@ -41,6 +43,7 @@ export async function findMemberBatches(
       "m.addedAt",
       "m.removedAt",
       "m.failedAt",
+      "m.erasedAt",
       "b.id as batchId",
       "b.status as batchStatus",
       "b.isManual",

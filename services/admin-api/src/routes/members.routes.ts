@@ -20,6 +20,9 @@ export const memberBatchSchema = z
     addedAt: timestamp,
     removedAt: nullableTimestamp,
     failedAt: nullableTimestamp,
+    erasedAt: nullableTimestamp.meta({
+      description: "When the member's personal data was erased (DELETE /api/members/{key}); null when not",
+    }),
     batchId: id,
     batchStatus: z.enum(batchMachine.states),
     isManual: z.boolean(),

@@ -158,6 +158,7 @@ describe("matoolkit member find", () => {
       addedAt: "2030-01-10T00:00:00.000Z",
       removedAt: "2030-01-11T00:00:00.000Z",
       failedAt: null,
+      erasedAt: "2030-03-01T00:00:00.000Z",
       batchId: 7,
       batchStatus: "completed",
       isManual: true,
@@ -182,10 +183,12 @@ describe("matoolkit member find", () => {
     });
     const lines = result.stdout.trimEnd().split("\n");
     expect(lines[0]).toMatch(
-      /^\s*BATCH\s+RUNBOOK\s+BATCH STATUS\s+MEMBER\s+MEMBER STATUS\s+ADDED\s+REMOVED\s+REF$/,
+      /^\s*BATCH\s+RUNBOOK\s+BATCH STATUS\s+MEMBER\s+MEMBER STATUS\s+ADDED\s+REMOVED\s+ERASED\s+REF$/,
     );
     expect(lines[1]).toMatch(/^\s*9\s+contoso-pilot v2\s+active\s+31\s+active\s+2030-01-12/);
-    expect(lines[2]).toMatch(/^\s*7\s+contoso-pilot v1\s+completed\s+12\s+removed\s+.*CHG0042$/);
+    expect(lines[2]).toMatch(
+      /^\s*7\s+contoso-pilot v1\s+completed\s+12\s+removed\s+.*2030-03-01\S*\s+CHG0042$/,
+    );
     expect(lines[3]).toBe("More: add --offset 6");
   });
 

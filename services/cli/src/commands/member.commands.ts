@@ -35,6 +35,7 @@ export function registerMemberCommands(program: Command, runtime: CommandRuntime
               { header: "MEMBER STATUS", value: (m: MemberBatchView) => m.memberStatus },
               { header: "ADDED", value: (m: MemberBatchView) => m.addedAt },
               { header: "REMOVED", value: (m: MemberBatchView) => m.removedAt },
+              { header: "ERASED", value: (m: MemberBatchView) => m.erasedAt ?? null },
               { header: "REF", value: (m: MemberBatchView) => m.externalRef, shrink: true },
             ],
             "In no batch.",

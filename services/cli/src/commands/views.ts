@@ -194,6 +194,8 @@ export const memberBatchView = z.looseObject({
   memberStatus: z.string(),
   addedAt: z.string(),
   removedAt: when,
+  // Issue 31 item 2; absent from servers without erasure.
+  erasedAt: when.optional(),
   batchId: z.number(),
   batchStatus: z.string(),
   externalRef: z.string().nullable(),

@@ -39,6 +39,8 @@ export interface MemberBatch {
   readonly memberStatus: string;
   readonly addedAt: string;
   readonly removedAt: string | null;
+  /** When the member's personal data was erased; absent from servers without erasure. */
+  readonly erasedAt?: string | null;
   readonly batchId: number;
   readonly batchStatus: BatchStatus;
   readonly externalRef: string | null;

@@ -91,6 +91,7 @@ export function MemberSearch() {
                 <td>{row.memberKey}</td>
                 <td>
                   <StatusBadge status={row.memberStatus} />
+                  {typeof row.erasedAt === "string" && <span class="hint"> data erased</span>}
                 </td>
                 <td class="wide-only">{formatTime(row.addedAt)}</td>
                 <td class="wide-only">{formatTime(row.removedAt)}</td>
