@@ -17,7 +17,11 @@ export interface MemberKeyRow {
   readonly erasedAt: Date | null;
 }
 
-/** Every row of the key, in every batch, with its batch's status. */
+/**
+ * Every row of the key, in every batch, with its batch's status. Keys match whatever their case,
+ * as `GET /api/members?key=` finds them (an email or UPN differing only in case is the same
+ * person): an erasure must reach every row the search shows. Index: batch_members_lower_key_idx.
+ */
 export async function listMemberKeyRows(db: Db, memberKey: string): Promise<MemberKeyRow[]> {
   const result = await sql<{
     member_id: number;
@@ -27,7 +31,7 @@ export async function listMemberKeyRows(db: Db, memberKey: string): Promise<Memb
   }>`
     SELECT m.id AS member_id, m.batch_id, b.status AS batch_status, m.erased_at
     FROM batch_members m JOIN batches b ON b.id = m.batch_id
-    WHERE m.member_key = ${memberKey}
+    WHERE lower(m.member_key) = lower(${memberKey})
     ORDER BY m.id
   `.execute(db);
   return result.rows.map((row) => ({
@@ -57,7 +61,8 @@ export interface ErasedMembers {
 export async function eraseMemberKey(db: Db, memberKey: string, actor: string): Promise<ErasedMembers> {
   const members = await sql<{ id: number; batch_id: number; status: string; first: boolean }>`
     WITH before AS (
-      SELECT id, erased_at FROM batch_members WHERE member_key = ${memberKey} ORDER BY id FOR NO KEY UPDATE
+      SELECT id, erased_at FROM batch_members WHERE lower(member_key) = lower(${memberKey})
+      ORDER BY id FOR NO KEY UPDATE
     )
     UPDATE batch_members m SET data_json = '{}'::jsonb, worker_data_json = '{}'::jsonb,
       erased_at = coalesce(before.erased_at, now())

@@ -261,11 +261,15 @@ describe("markBatchPurged", () => {
 });
 
 describe("eraseMemberKey", () => {
-  it("erases the key's rows in every batch with one audit row each, once; other members keep their data", async () => {
+  it("erases the key's rows in every batch, whatever their case, with one audit row each, once; other members keep their data", async () => {
     const first = await endedBatch(2);
     const second = await endedBatch(2, "none");
     const key = first.members[1]!.memberKey;
-    await sql`UPDATE batch_members SET member_key = ${"erase-me"} WHERE id IN (${first.members[1]!.id}, ${second.members[0]!.id})`.execute(
+    await sql`UPDATE batch_members SET member_key = ${"erase-me"} WHERE id = ${first.members[1]!.id}`.execute(
+      db,
+    );
+    // The same person keyed in another case in another batch (an email address): erased too.
+    await sql`UPDATE batch_members SET member_key = ${"Erase-Me"} WHERE id = ${second.members[0]!.id}`.execute(
       db,
     );
     expect((await listMemberKeyRows(db, "erase-me")).map((r) => [r.batchId, r.batchStatus])).toEqual([
