@@ -1,4 +1,5 @@
 export * from "./abort/index.ts";
+export * from "./alerts/index.ts";
 export * from "./conditions/index.ts";
 export * from "./errors/index.ts";
 export * from "./member-data/index.ts";

@@ -1,8 +1,9 @@
-import type { Db } from "@matoolkit/db";
+import { countOpenAlerts, type Db } from "@matoolkit/db";
 import type { DataSourceClient } from "@matoolkit/datasources";
 import { processMetrics, type Logger, type Metrics, type Timers } from "@matoolkit/runtime";
 import { noBatchLifecycle, type BatchLifecycle } from "./batch-lifecycle.ts";
 import { sweepDuePolls } from "./poll-sweep.ts";
+import { evaluateAlerts } from "./alerts/evaluate-alerts.ts";
 import { describeFailure, runSchedulerTick } from "./tick/run-scheduler-tick.ts";
 
 export interface SchedulerOptions {
@@ -17,6 +18,8 @@ export interface SchedulerOptions {
   readonly pollSweepSeconds: number;
   /** How often data sources are queried and due phases dispatched (000: every 5 minutes). */
   readonly tickSeconds: number;
+  /** How often the alert conditions are evaluated (issue 31); default 60. */
+  readonly alertsEvaluateSeconds?: number;
   /** The clock; tests pin it. */
   readonly now?: () => Date;
   /** `matoolkit_scheduler_tick_seconds`; default the process-wide instruments. */
@@ -32,7 +35,8 @@ export async function startSchedulerService(options: SchedulerOptions): Promise<
   const logger = options.logger.child({ service: "scheduler" });
   const now = options.now ?? (() => new Date());
   const lifecycle = options.lifecycle ?? noBatchLifecycle;
-  const { schedulerTick } = options.metrics ?? processMetrics();
+  const metrics = options.metrics ?? processMetrics();
+  const { schedulerTick } = metrics;
   await options.timers.scheduleRecurring(
     { name: "scheduler-tick", everySeconds: options.tickSeconds },
     async () => {
@@ -57,4 +61,16 @@ export async function startSchedulerService(options: SchedulerOptions): Promise<
       if (sent > 0) logger.info({ pollChecks: sent }, "poll sweep sent poll-checks");
     },
   );
+  await options.timers.scheduleRecurring(
+    { name: "alerts-evaluate", everySeconds: options.alertsEvaluateSeconds ?? 60 },
+    async () => {
+      try {
+        await evaluateAlerts({ db: options.db, logger }, now());
+      } catch (error) {
+        logger.error({ reason: describeFailure(error) }, "alert evaluation failed");
+      }
+    },
+  );
+  // `matoolkit_alerts_open`: the Prometheus rules of the database-only conditions read it.
+  metrics.alertsOpen.track(() => countOpenAlerts(options.db));
 }
