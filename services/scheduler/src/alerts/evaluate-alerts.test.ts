@@ -26,7 +26,7 @@ import { evaluateAlerts } from "./evaluate-alerts.ts";
 let database: TestDatabase;
 let db: Db;
 let runbookId: number;
-const logger = createLogger({ level: "silent" });
+const logger = createLogger({ name: "alerts-test", level: "silent" });
 const evaluate = () => evaluateAlerts({ db, logger }, new Date());
 
 beforeAll(async () => {
@@ -240,12 +240,12 @@ describe("batch conditions", () => {
       .orderBy("id")
       .execute();
     const longAgo = new Date(Date.now() - (60 + alertThresholds.stepTimeoutGraceSeconds + 60) * 1000);
-    await transitionStep(db, steps[0]!.id, "dispatch", { set: { dispatched_at: longAgo } });
+    await transitionStep(db, steps[0]!.id, "dispatch", { set: { dispatchedAt: longAgo } });
     // 24 results in the window, 6 of them throttled: 25 % of the pool's work.
     for (const [index, step] of steps.slice(1).entries()) {
       await transitionStep(db, step.id, "dispatch");
       await transitionStep(db, step.id, index < 6 ? "fail" : "succeed", {
-        set: { completed_at: new Date(), error_code: index < 6 ? "graph.throttled" : null },
+        set: { completedAt: new Date(), errorCode: index < 6 ? "graph.throttled" : null },
       });
     }
     expect(await evaluate()).toEqual({ raised: 2, resolved: 0 });
@@ -255,7 +255,7 @@ describe("batch conditions", () => {
     expect(await alertRows("throttled-share")).toMatchObject([
       { subject: "pool:pool-a", severity: "warning", details: { results: 24, throttled: 6, share: 0.25 } },
     ]);
-    await transitionStep(db, steps[0]!.id, "succeed", { set: { completed_at: new Date() } });
+    await transitionStep(db, steps[0]!.id, "succeed", { set: { completedAt: new Date() } });
     await sql`UPDATE step_executions SET completed_at = now() - interval '1 hour' WHERE batch_id = ${batchId}`.execute(
       db,
     );
