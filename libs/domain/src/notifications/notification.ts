@@ -124,13 +124,10 @@ export const alertPayloadSchema = z.object({
       description:
         "What it is about: runbook:<name>, batch:<id>, phase:<id>, pool:<workerId>, subscription:<topic>/<name>",
     }),
-    runbookName: z
-      .string()
-      .nullable()
-      .meta({
-        description:
-          "Its runbook, when it has one (that runbook's webhooks receive it too); null: global webhooks only",
-      }),
+    runbookName: z.string().nullable().meta({
+      description:
+        "Its runbook, when it has one (that runbook's webhooks receive it too); null: global webhooks only",
+    }),
     batchId: id.nullable(),
     details: z
       .record(z.string(), z.unknown())

@@ -12,10 +12,11 @@ import {
   type Db,
 } from "@matoolkit/db";
 import { alertPayloadSchema, alertThresholds, notificationTypes } from "@matoolkit/domain";
-import { createLogger } from "@matoolkit/runtime";
+import { createEmbeddedRuntime, createLogger, createMetrics } from "@matoolkit/runtime";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { sql } from "kysely";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { startSchedulerService } from "../scheduler-service.ts";
 import { evaluateAlerts } from "./evaluate-alerts.ts";
 
 /**
@@ -269,6 +270,49 @@ describe("batch conditions", () => {
     expect(await alertRows("batch-failed")).toMatchObject([
       { subject: `batch:${batchId}`, severity: "warning" },
     ]);
+  });
+});
+
+describe("startSchedulerService", () => {
+  it("evaluates on its alerts-evaluate timer and serves the open alerts as matoolkit_alerts_open", async () => {
+    const payroll = await publishRunbook(db, {
+      name: "payroll",
+      yamlContent: "name: payroll\n",
+      overdueBehavior: "rerun",
+      rerunInit: false,
+    });
+    for (let tick = 0; tick < alertThresholds.sourceFailingTicks; tick++)
+      await recordRunbookError(db, payroll.id, "datasource.unreachable: x", new Date());
+    const metrics = createMetrics({ defaultMetrics: false });
+    const runtime = await createEmbeddedRuntime({
+      connectionString: database.url,
+      db,
+      logger,
+      pollingIntervalSeconds: 0.1,
+    });
+    try {
+      await startSchedulerService({
+        db,
+        timers: runtime.timers,
+        logger,
+        dataSources: { query: async () => [], rows: async function* () {}, accessProblems: async () => [] },
+        pollSweepSeconds: 3600,
+        tickSeconds: 3600,
+        alertsEvaluateSeconds: 1,
+        metrics,
+      });
+      await vi.waitFor(
+        async () =>
+          expect(
+            (await alertRows("source-failing")).filter((alert) => alert.resolvedAt === null),
+          ).toMatchObject([{ subject: "runbook:payroll" }]),
+        { timeout: 15_000, interval: 200 },
+      );
+      const { body } = await metrics.expose();
+      expect(body).toContain('matoolkit_alerts_open{condition="source-failing",severity="critical"} 1');
+    } finally {
+      await runtime.stop();
+    }
   });
 });
 
