@@ -57,10 +57,12 @@ const alerts = [
 
 async function run(args: string[], body: unknown) {
   const urls: string[] = [];
+  const bodies: unknown[] = [];
   let stdout = "";
   let stderr = "";
-  const fetchFn = (async (input: string | URL | Request) => {
+  const fetchFn = (async (input: string | URL | Request, init?: RequestInit) => {
     urls.push(String(input));
+    if (typeof init?.body === "string") bodies.push(JSON.parse(init.body));
     return new Response(JSON.stringify(body), {
       status: 200,
       headers: { "content-type": "application/json" },
@@ -76,7 +78,7 @@ async function run(args: string[], body: unknown) {
     sleep: async () => {},
     now: () => new Date(),
   });
-  return { code, stdout, stderr, urls };
+  return { code, stdout, stderr, urls, bodies };
 }
 
 describe("matoolkit alerts", () => {
@@ -108,5 +110,29 @@ describe("matoolkit alerts", () => {
     expect((await run(["alerts"], [])).stdout).toBe("No open alerts.\n");
     const json = await run(["--json", "alerts", "--all"], alerts);
     expect(JSON.parse(json.stdout)).toEqual(alerts);
+  });
+});
+
+describe("matoolkit webhook add --events", () => {
+  it("takes the alert events (issue 31)", async () => {
+    const created = {
+      id: 1,
+      url: "https://hooks.example.test/alerts",
+      runbookName: null,
+      events: ["alert.raised", "alert.resolved"],
+      enabled: true,
+      createdBy: "local-admin",
+      createdAt: "2030-06-01T12:00:00.000Z",
+      secret: "s3cret",
+    };
+    const result = await run(
+      ["webhook", "add", "https://hooks.example.test/alerts", "--events", "alert.raised,alert.resolved"],
+      created,
+    );
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.bodies).toEqual([
+      { url: "https://hooks.example.test/alerts", events: ["alert.raised", "alert.resolved"] },
+    ]);
   });
 });
