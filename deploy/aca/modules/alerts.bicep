@@ -20,7 +20,7 @@ resource ruleSourceFailing 'Microsoft.Insights/scheduledQueryRules@2018-04-16' =
     description: 'The scheduler could not read the runbook\'s data source 3 ticks in a row (runbooks.last_error): no new batch is created and no member is added or removed until it is fixed.'
     enabled: 'true'
     source: {
-      query: 'ContainerAppConsoleLogs_CL\n| where Log_s has \'alert raised\' and Log_s has \'"condition":"source-failing"\'\n| project TimeGenerated, ContainerAppName_s, Log_s'
+      query: 'ContainerAppConsoleLogs_CL\n| where Log_s contains \'"msg":"alert raised"\' and Log_s contains \'"condition":"source-failing"\'\n| project TimeGenerated, ContainerAppName_s, Log_s'
       dataSourceId: workspaceId
       queryType: 'ResultCount'
     }
@@ -51,7 +51,7 @@ resource ruleDeadLetters 'Microsoft.Insights/scheduledQueryRules@2018-04-16' = {
     description: 'A message exhausted its deliveries and was dead-lettered (bus_dead_letters in Dapr mode, the pg-boss .dlq queues embedded) within the last 24 h: some work was not done.'
     enabled: 'true'
     source: {
-      query: 'ContainerAppConsoleLogs_CL\n| where Log_s has \'alert raised\' and Log_s has \'"condition":"dead-letters"\'\n| project TimeGenerated, ContainerAppName_s, Log_s'
+      query: 'ContainerAppConsoleLogs_CL\n| where Log_s contains \'"msg":"alert raised"\' and Log_s contains \'"condition":"dead-letters"\'\n| project TimeGenerated, ContainerAppName_s, Log_s'
       dataSourceId: workspaceId
       queryType: 'ResultCount'
     }
@@ -82,7 +82,7 @@ resource ruleStepsPastTimeout 'Microsoft.Insights/scheduledQueryRules@2018-04-16
     description: 'Steps are still `dispatched` more than their timeout plus 600 s after dispatch: the orchestrator\'s reconcile (stuck executions) is not failing them.'
     enabled: 'true'
     source: {
-      query: 'ContainerAppConsoleLogs_CL\n| where Log_s has \'alert raised\' and Log_s has \'"condition":"steps-past-timeout"\'\n| project TimeGenerated, ContainerAppName_s, Log_s'
+      query: 'ContainerAppConsoleLogs_CL\n| where Log_s contains \'"msg":"alert raised"\' and Log_s contains \'"condition":"steps-past-timeout"\'\n| project TimeGenerated, ContainerAppName_s, Log_s'
       dataSourceId: workspaceId
       queryType: 'ResultCount'
     }
@@ -113,7 +113,7 @@ resource ruleThrottledShare 'Microsoft.Insights/scheduledQueryRules@2018-04-16' 
     description: 'Over 15 min, at least 20 % of a pool\'s step results (in process) or of its job starts (Prometheus: throttled calls per job started) were throttled by the tenant.'
     enabled: 'true'
     source: {
-      query: 'ContainerAppConsoleLogs_CL\n| where Log_s has \'alert raised\' and Log_s has \'"condition":"throttled-share"\'\n| project TimeGenerated, ContainerAppName_s, Log_s'
+      query: 'ContainerAppConsoleLogs_CL\n| where Log_s contains \'"msg":"alert raised"\' and Log_s contains \'"condition":"throttled-share"\'\n| project TimeGenerated, ContainerAppName_s, Log_s'
       dataSourceId: workspaceId
       queryType: 'ResultCount'
     }
@@ -144,7 +144,7 @@ resource rulePhaseNotDispatched 'Microsoft.Insights/scheduledQueryRules@2018-04-
     description: 'A phase of an active batch has been due for more than 900 s and is still pending: the scheduler\'s tick is not dispatching (stopped, failing, or its timer is lost).'
     enabled: 'true'
     source: {
-      query: 'ContainerAppConsoleLogs_CL\n| where Log_s has \'alert raised\' and Log_s has \'"condition":"phase-not-dispatched"\'\n| project TimeGenerated, ContainerAppName_s, Log_s'
+      query: 'ContainerAppConsoleLogs_CL\n| where Log_s contains \'"msg":"alert raised"\' and Log_s contains \'"condition":"phase-not-dispatched"\'\n| project TimeGenerated, ContainerAppName_s, Log_s'
       dataSourceId: workspaceId
       queryType: 'ResultCount'
     }
@@ -175,7 +175,7 @@ resource ruleBatchFailed 'Microsoft.Insights/scheduledQueryRules@2018-04-16' = {
     description: 'A batch ended failed within the last 24 h (an init step failed, or every phase failed). Resolved when the batch is redriven or the window passes.'
     enabled: 'true'
     source: {
-      query: 'ContainerAppConsoleLogs_CL\n| where Log_s has \'alert raised\' and Log_s has \'"condition":"batch-failed"\'\n| project TimeGenerated, ContainerAppName_s, Log_s'
+      query: 'ContainerAppConsoleLogs_CL\n| where Log_s contains \'"msg":"alert raised"\' and Log_s contains \'"condition":"batch-failed"\'\n| project TimeGenerated, ContainerAppName_s, Log_s'
       dataSourceId: workspaceId
       queryType: 'ResultCount'
     }

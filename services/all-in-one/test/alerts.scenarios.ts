@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { issueLocalToken } from "@matoolkit/admin-api";
-import { alertPayloadSchema, type AlertPayload } from "@matoolkit/domain";
+import { alertPayloadSchema, routingProperties, topics, type AlertPayload } from "@matoolkit/domain";
+import { orchestratorEventsSubscription } from "@matoolkit/runtime";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import type { OpenedRuntime, RuntimeProfile } from "./runtime-profiles.ts";
 import { startAll, type RunningSystem } from "../src/start-all.ts";
@@ -183,25 +184,37 @@ phases:
       ]);
     });
 
-    it("dead letters: raised while one is in the window, resolved once it leaves it", async () => {
-      // A dead letter as the Dapr adapter records one (the embedded bus's .dlq queues count too).
-      await sql`INSERT INTO bus_dead_letters (message_id, topic, subscription, body, properties, delivery_count, error)
-        VALUES ('m-1', 'worker-results', 'orchestrator', '{}', '{}', 10, 'handler.failed')`.execute(
-        database.db,
-      );
+    it("dead letters: a malformed message dead-lettered raises the alert; resolved once it leaves the window", async () => {
+      // Dead-lettered on its first delivery (a malformed body cannot be repaired by retrying): into
+      // the embedded bus's .dlq queue, or the Dapr adapter's bus_dead_letters.
+      await system.platform.bus.publish({
+        id: `malformed-${Date.now()}`,
+        topic: topics.orchestratorEvents,
+        properties: { [routingProperties.messageType]: "phase-due" },
+        body: { BatchId: "not-a-number", PhaseName: "cutover" },
+      });
       const [alert] = await eventually(
         () => alertsOf("dead-letters"),
         (alerts) => alerts.length === 1,
         "the dead letter to raise an alert",
       );
+      expect(alert).toMatchObject({
+        subject: `subscription:${topics.orchestratorEvents}/${orchestratorEventsSubscription.name}`,
+        details: { deadLetters: 1 },
+        resolvedAt: null,
+      });
       await eventually(
         async () => webhooksFor(alert!.id),
         (types) => types.length === 1,
         "alert.raised to reach the webhook",
       );
-      await sql`UPDATE bus_dead_letters SET dead_lettered_at = now() - interval '2 days'`.execute(
-        database.db,
-      );
+      // Two days later, as far as the window is concerned.
+      await sql`DO $$ BEGIN
+          UPDATE bus_dead_letters SET dead_lettered_at = now() - interval '2 days';
+          IF to_regclass('pgboss.job') IS NOT NULL THEN
+            UPDATE pgboss.job SET created_on = now() - interval '2 days' WHERE name LIKE '%.dlq';
+          END IF;
+        END $$`.execute(database.db);
       await eventually(
         async () => webhooksFor(alert!.id),
         (types) => types.length === 2,

@@ -80,7 +80,7 @@ function raisedInLogs(id: AlertConditionId): AzureLogAlert {
   return {
     query: [
       "ContainerAppConsoleLogs_CL",
-      `| where Log_s has 'alert raised' and Log_s has '"condition":"${id}"'`,
+      `| where Log_s contains '"msg":"alert raised"' and Log_s contains '"condition":"${id}"'`,
       "| project TimeGenerated, ContainerAppName_s, Log_s",
     ].join("\n"),
     frequencyMinutes: 5,

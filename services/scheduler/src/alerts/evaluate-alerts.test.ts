@@ -11,7 +11,7 @@ import {
   transitionStep,
   type Db,
 } from "@matoolkit/db";
-import { alertPayloadSchema, alertThresholds, notificationTypes } from "@matoolkit/domain";
+import { alertDefinition, alertPayloadSchema, alertThresholds, notificationTypes } from "@matoolkit/domain";
 import { createEmbeddedRuntime, createLogger, createMetrics } from "@matoolkit/runtime";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { sql } from "kysely";
@@ -152,7 +152,19 @@ describe("dead-letters", () => {
     await sql`INSERT INTO bus_dead_letters (message_id, topic, subscription, body, properties, delivery_count, error)
       VALUES ('m-1', 'orchestrator-events', 'orchestrator', '{}', '{}', 10, 'x'),
              ('m-2', 'orchestrator-events', 'orchestrator', '{}', '{}', 10, 'x')`.execute(db);
-    expect(await evaluate()).toEqual({ raised: 1, resolved: 0 });
+    // The raise is logged as the Azure Monitor rule of the condition looks for it (definitions.ts).
+    const lines: string[] = [];
+    const capturing = createLogger({
+      name: "alerts-test",
+      level: "info",
+      destination: { write: (line: string) => lines.push(line) },
+    });
+    expect(await evaluateAlerts({ db, logger: capturing }, new Date())).toEqual({ raised: 1, resolved: 0 });
+    const wanted = [...alertDefinition("dead-letters").azure!.query.matchAll(/contains '([^']+)'/g)].map(
+      (m) => m[1]!,
+    );
+    expect(wanted).toHaveLength(2);
+    expect(lines.filter((line) => wanted.every((text) => line.includes(text)))).toHaveLength(1);
     const [alert] = await alertRows("dead-letters");
     expect(alert).toMatchObject({
       subject: "subscription:orchestrator-events/orchestrator",
