@@ -275,12 +275,20 @@ describe("batch conditions", () => {
     expect(await evaluate()).toEqual({ raised: 0, resolved: 2 });
   });
 
-  it("batch-failed: raised when the batch fails, never twice", async () => {
+  it("batch-failed: raised when the batch fails, never twice, resolved by a redrive, raised anew when it fails again", async () => {
     await transitionBatch(db, batchId, "fail");
     expect(await evaluate()).toEqual({ raised: 1, resolved: 0 });
     expect(await evaluate()).toEqual({ raised: 0, resolved: 0 });
     expect(await alertRows("batch-failed")).toMatchObject([
       { subject: `batch:${batchId}`, severity: "warning" },
+    ]);
+    await transitionBatch(db, batchId, "reopen");
+    expect(await evaluate()).toEqual({ raised: 0, resolved: 1 });
+    await transitionBatch(db, batchId, "fail");
+    expect(await evaluate()).toEqual({ raised: 1, resolved: 0 });
+    expect((await alertRows("batch-failed")).map((alert) => alert.resolvedAt === null)).toEqual([
+      false,
+      true,
     ]);
   });
 });
