@@ -19,4 +19,3 @@ export interface AlertsTable {
 }
 
 export type Alert = Selectable<AlertsTable>;
-export type OpenAlert = Alert & { readonly resolvedAt: null };

@@ -12,6 +12,10 @@
 export const alertSeverities = ["critical", "warning"] as const;
 export type AlertSeverity = (typeof alertSeverities)[number];
 
+/**
+ * Public ids (webhook payloads, GET /api/alerts, rule labels): only ever added, never renamed or
+ * removed, like the notification types; rows of a condition stay readable for as long as they exist.
+ */
 export const alertConditionIds = [
   "source-failing",
   "dead-letters",
