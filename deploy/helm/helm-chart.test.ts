@@ -472,7 +472,8 @@ describe("helm template and helm lint (the real Helm)", () => {
   });
 
   it.each([
-    ["orchestrator.replicas=2", "orchestrator.replicas is not a value"],
+    ["orchestrator.replicas=0", "orchestrator.replicas must be a whole number of at least 1, not 0"],
+    ["orchestrator.replicas=1.5", "orchestrator.replicas must be a whole number of at least 1, not 1.5"],
     ["scheduler.replicas=3", "scheduler.replicas is not a value"],
     ["broker.type=nats", 'broker.type must be servicebus, redis, rabbitmq or kafka, not "nats"'],
     ["database.auth=token", 'database.auth must be entra or password, not "token"'],
@@ -491,6 +492,38 @@ describe("helm template and helm lint (the real Helm)", () => {
     const result = run("template", ["-f", join(chartDir, "ci", "minimal-values.yaml"), "--set", assignment]);
     expect(result.status).toBe(1);
     expect(result.stderr).toContain(message);
+  });
+
+  it("runs several orchestrator replicas on runtime dapr, and refuses more than one on aca", () => {
+    const deployment = (objects: K8sObject[]) =>
+      objects.find(
+        (o) => o.kind === "Deployment" && o.metadata.name === "matoolkit-orchestrator",
+      ) as unknown as {
+        spec: { replicas: number; strategy: { type: string } };
+      };
+    expect(deployment(render("minimal-values.yaml")).spec).toMatchObject({
+      replicas: 1,
+      strategy: { type: "Recreate" },
+    });
+    expect(
+      deployment(render("minimal-values.yaml", ["--set", "orchestrator.replicas=3"])).spec,
+    ).toMatchObject({
+      replicas: 3,
+      strategy: { type: "Recreate" },
+    });
+    expect(deployment(render("minimal-values.yaml", ["--set", "runtime=aca"])).spec.replicas).toBe(1);
+    const aca = run("template", [
+      "-f",
+      join(chartDir, "ci", "minimal-values.yaml"),
+      "--set",
+      "runtime=aca",
+      "--set",
+      "orchestrator.replicas=2",
+    ]);
+    expect(aca.status).toBe(1);
+    expect(aca.stderr).toContain(
+      "orchestrator.replicas 2 needs runtime dapr: the aca runtime's in-process workflow engine keeps each batch's workflow in the process that started it",
+    );
   });
 
   it("refuses a worker pool that reuses the default pool's worker id", () => {

@@ -10,3 +10,4 @@ export * from "./pause-batch.ts";
 export * from "./resume-batch.ts";
 export * from "./messages.ts";
 export * from "./batch-source/index.ts";
+export * from "./purge-ended-batches.ts";

@@ -145,9 +145,13 @@ async function redrive(
 
 /**
  * A cancelled batch stays cancelled (no event leaves it); one that has not started its phases has
- * no member step to redrive. Active, paused (the steps wait for the resume) and ended batches can.
+ * no member step to redrive; a purged one has no data left to run with. Active, paused (the steps wait for the resume) and ended batches can.
  */
 function refuseUnlessRedrivable(batch: Batch): void {
+  // Its members' data and params are gone (retention, issue 31): a rerun would act on nothing.
+  if (batch.purgedAt !== null) {
+    throw conflict(`batch ${batch.id}'s personal data was purged; a purged batch cannot be redriven`);
+  }
   switch (batch.status) {
     case "active":
     case "paused":

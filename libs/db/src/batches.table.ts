@@ -19,7 +19,13 @@ export interface BatchesTable {
   /** Members that succeeded / failed, stamped with the outcome. */
   succeededMembers: number | null;
   failedMembers: number | null;
+  /** When the retention purge removed the batch's personal data (migration 0019); null before. */
+  purgedAt: NullableTimestamp;
+  /** How: `scrub` (keys and statuses kept) or `delete` (member and execution rows removed). */
+  purgeMode: PurgeMode | null;
 }
+
+export type PurgeMode = "scrub" | "delete";
 
 export type Batch = Selectable<BatchesTable>;
 export type NewBatch = Insertable<BatchesTable>;

@@ -59,3 +59,5 @@ export * from "./notification-deliveries.repository.ts";
 export * from "./outcomes.repository.ts";
 export * from "./redrive.repository.ts";
 export * from "./secret-masking.repository.ts";
+export * from "./retention.repository.ts";
+export * from "./member-erasure.repository.ts";

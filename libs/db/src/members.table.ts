@@ -23,6 +23,8 @@ export interface BatchMembersTable {
   failedAt: NullableTimestamp;
   addDispatchedAt: NullableTimestamp;
   removeDispatchedAt: NullableTimestamp;
+  /** When this member's data was erased on a data-subject request (migration 0019); null before. */
+  erasedAt: NullableTimestamp;
 }
 
 export type BatchMember = Selectable<BatchMembersTable>;

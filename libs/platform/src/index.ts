@@ -8,3 +8,4 @@ export * from "./compose-services.ts";
 export * from "./data-sources.ts";
 export * from "./outbound/index.ts";
 export * from "./secrets/index.ts";
+export * from "./retention-config.ts";

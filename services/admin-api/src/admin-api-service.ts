@@ -3,7 +3,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { DataSourceClient } from "@matoolkit/datasources";
 import type { Db } from "@matoolkit/db";
-import type { OutboundPolicy, SecretKeyring } from "@matoolkit/platform";
+import type { OutboundPolicy, RetentionConfig, SecretKeyring } from "@matoolkit/platform";
 import type { Logger, MessageBus } from "@matoolkit/runtime";
 import { createAdminApi } from "./app.ts";
 import { createReadiness } from "./http/readiness.ts";
@@ -43,6 +43,8 @@ export interface AdminApiOptions {
   readonly tenantChanges?: TenantChangeSource;
   /** The pacing of the workers running in this process (all-in-one). */
   readonly workerPacing?: WorkerPacingSource;
+  /** MATOOLKIT_RETENTION_DAYS / MODE (POST /api/purge); default 90 days, scrub. */
+  readonly retention?: RetentionConfig;
 }
 
 export interface RunningAdminApi {
@@ -67,6 +69,7 @@ export async function startAdminApiService(options: AdminApiOptions): Promise<Ru
     tenantChecker: options.tenantChecker,
     tenantChanges: options.tenantChanges,
     workerPacing: options.workerPacing,
+    retention: options.retention,
   });
   const server = await new Promise<Server>((resolveServer, reject) => {
     const listening = app.listen(options.port, options.host, () => resolveServer(listening));

@@ -2,7 +2,13 @@ import type { TenantChecker } from "@matoolkit/domain";
 import express, { type ErrorRequestHandler, type Express } from "express";
 import type { DataSourceClient } from "@matoolkit/datasources";
 import type { Db } from "@matoolkit/db";
-import { outboundPolicy, type OutboundPolicy, type SecretKeyring } from "@matoolkit/platform";
+import {
+  outboundPolicy,
+  retentionConfigFromEnv,
+  type OutboundPolicy,
+  type RetentionConfig,
+  type SecretKeyring,
+} from "@matoolkit/platform";
 import {
   httpTelemetry,
   processMetrics,
@@ -64,6 +70,8 @@ export function createAdminApi(options: {
   tenantChanges?: TenantChangeSource | undefined;
   /** The pacing of this process's workers (all-in-one); default none (GET /api/worker/pacing: no workers). */
   workerPacing?: WorkerPacingSource | undefined;
+  /** POST /api/purge's policy (MATOOLKIT_RETENTION_*); default 90 days, scrub. */
+  retention?: RetentionConfig | undefined;
 }): Express {
   const app = express();
   app.disable("x-powered-by");
@@ -98,6 +106,7 @@ export function createAdminApi(options: {
       tenantChecker: options.tenantChecker,
       tenantChanges: options.tenantChanges,
       workerPacing: options.workerPacing,
+      retention: options.retention ?? retentionConfigFromEnv({}),
     },
   });
   // Every route is an operation of the registry, so the OpenAPI document describes all of them

@@ -4,6 +4,7 @@ import {
   keyVaultAccessFromEnv,
   loadSecretsAtStart,
   platformConfigFromEnv,
+  retentionConfigFromEnv,
   sealWebhookSecrets,
   secretKeySourceFromEnv,
   webhookOutboundPolicyFromEnv,
@@ -41,6 +42,8 @@ export function adminApiPart(
 ): ServicePart<Platform, StartedAdminApi> {
   const authConfig = authConfigFromEnv(env);
   const apiConfig = adminApiConfigFromEnv(env);
+  // POST /api/purge uses the scheduler's policy: both read the same two variables.
+  const retention = retentionConfigFromEnv(env);
   // Webhooks: where their URLs may point, and the key that seals their secrets.
   const outbound = webhookOutboundPolicyFromEnv(env);
   const { dataDir, databaseUrl } = platformConfigFromEnv(env);
@@ -66,6 +69,7 @@ export function adminApiPart(
         logger: platform.logger,
         dataSources: deps.dataSources,
         ...apiConfig,
+        retention,
         // GET /api/auth/config: how the dashboard signs in (no secrets).
         signIn: signInConfigOf(authConfig),
         busReady: platform.ready,

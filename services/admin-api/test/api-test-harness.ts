@@ -5,7 +5,13 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { createDataSourceClient } from "@matoolkit/datasources";
 import { createDb, type Db } from "@matoolkit/db";
-import { SecretKeyring, secretKeyOf, webhookOutboundPolicyFromEnv, type Resolver } from "@matoolkit/platform";
+import {
+  SecretKeyring,
+  secretKeyOf,
+  webhookOutboundPolicyFromEnv,
+  type Resolver,
+  type RetentionConfig,
+} from "@matoolkit/platform";
 import { createEmbeddedRuntime, createLogger, type EmbeddedRuntime } from "@matoolkit/runtime";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { startAdminApiService, type RunningAdminApi } from "../src/admin-api-service.ts";
@@ -74,6 +80,8 @@ export interface ApiHarnessOptions {
   readonly tenantChanges?: TenantChangeSource;
   /** GET /api/worker/pacing's source (the workers of the process); default none. */
   readonly workerPacing?: WorkerPacingSource;
+  /** POST /api/purge's policy; default the service's (90 days, scrub). */
+  readonly retention?: RetentionConfig;
 }
 
 /**
@@ -116,6 +124,7 @@ export async function startApiHarness(options: ApiHarnessOptions = {}): Promise<
     ...(options.tenantChecker === undefined ? {} : { tenantChecker: options.tenantChecker }),
     ...(options.tenantChanges === undefined ? {} : { tenantChanges: options.tenantChanges }),
     ...(options.workerPacing === undefined ? {} : { workerPacing: options.workerPacing }),
+    ...(options.retention === undefined ? {} : { retention: options.retention }),
   });
   const token = (role: "Admin" | "Operator" | "Reader") =>
     issueLocalToken({

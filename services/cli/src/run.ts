@@ -6,6 +6,7 @@ import { registerAutomationCommands } from "./commands/automation.commands.ts";
 import { registerBatchCommands } from "./commands/batch.commands.ts";
 import { registerConfigCommands } from "./commands/config.commands.ts";
 import { registerPhaseCommands } from "./commands/phase.commands.ts";
+import { registerRetentionCommands } from "./commands/retention.commands.ts";
 import { registerRunbookCommands } from "./commands/runbook.commands.ts";
 import { registerTenantCommands } from "./commands/tenant.commands.ts";
 import { registerWebhookCommands } from "./commands/webhook.commands.ts";
@@ -61,5 +62,6 @@ function buildProgram(runtime: CommandRuntime): Command {
   registerAuditCommands(program, runtime);
   registerAlertCommands(program, runtime);
   registerTenantCommands(program, runtime);
+  registerRetentionCommands(program, runtime);
   return program;
 }

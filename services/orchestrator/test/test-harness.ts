@@ -7,6 +7,7 @@ import {
   type WorkerResultMessage,
 } from "@matoolkit/domain";
 import {
+  createDurableTaskWorkflowEngine,
   createEmbeddedRuntime,
   createLogger,
   declareStaticTopology,
@@ -41,6 +42,12 @@ export interface Harness {
   readonly db: Db;
   readonly bus: MessageBus;
   readonly orchestrator: OrchestratorContext;
+  /**
+   * Every orchestrator on the database: `orchestrator` first, then those HarnessOptions.orchestrators
+   * asked for, each on an embedded runtime of its own (its pool, pg-boss, outbox relay), as a
+   * second process would be.
+   */
+  readonly orchestrators: readonly OrchestratorContext[];
   /** Seals the secrets of webhooks a test inserts directly (the notifier opens them with it). */
   readonly secrets: SecretKeyring;
   /** Every worker function invocation, in call order. */
@@ -55,6 +62,14 @@ export interface HarnessOptions {
   readonly notifier?: NotifierOptions;
   /** The webhook secrets key; default a fresh random one (Harness.secrets). */
   readonly secrets?: SecretKeyring;
+  /** Orchestrator processes consuming the same bus and database (default 1). */
+  readonly orchestrators?: number;
+  /**
+   * The first orchestrator also hosts the batch workflows (the in-process engine, as embedded
+   * mode runs it: one host per database), so phases fall due by themselves; default none, the
+   * test sends phase-due.
+   */
+  readonly workflowHost?: boolean;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -66,6 +81,13 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const serviceDb = createDb({ connectionString: database.url, maxConnections: 20 });
   let runtime: EmbeddedRuntime | undefined;
   let worker: WorkerService | undefined;
+  const others: Array<{ runtime?: EmbeddedRuntime; db: Db }> = [];
+  const stopOthers = async () => {
+    for (const other of others) {
+      await other.runtime?.stop();
+      await other.db.destroy();
+    }
+  };
   try {
     runtime = await createEmbeddedRuntime({
       connectionString: database.url,
@@ -87,7 +109,42 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       phaseStartChunk: 2,
       secrets,
       ...(options.notifier === undefined ? {} : { notifier: options.notifier }),
+      ...(options.workflowHost === true
+        ? {
+            workflows: {
+              engine: createDurableTaskWorkflowEngine({ logger, idlePollMs: 10 }),
+              recheckSeconds: 1,
+              reconcileSeconds: 1,
+            },
+          }
+        : {}),
     });
+    const orchestrators: OrchestratorContext[] = [orchestrator];
+    for (let index = 1; index < (options.orchestrators ?? 1); index += 1) {
+      const other: { runtime?: EmbeddedRuntime; db: Db } = {
+        db: createDb({ connectionString: database.url, maxConnections: 10 }),
+      };
+      others.push(other);
+      other.runtime = await createEmbeddedRuntime({
+        connectionString: database.url,
+        db: other.db,
+        logger,
+        pollingIntervalSeconds: 0.1,
+        retryDelaySeconds: 0,
+        retryBackoff: false,
+      });
+      await other.runtime.startOutboxRelay({ pollIntervalMs: 100 });
+      orchestrators.push(
+        await startOrchestratorService({
+          db: other.db,
+          bus: other.runtime.bus,
+          logger,
+          phaseStartChunk: 2,
+          secrets,
+          ...(options.notifier === undefined ? {} : { notifier: options.notifier }),
+        }),
+      );
+    }
     const functions = createScenarioFunctions();
     worker = await startWorkerService({
       bus: runtime.bus,
@@ -98,16 +155,20 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       jobTimeoutMs: 20_000,
       registry: createFunctionRegistry(functions.module),
     });
+    await orchestrator.startWorkflows();
     const started = { runtime, worker };
     return {
       db: database.db,
       bus: runtime.bus,
       orchestrator,
+      orchestrators,
       secrets,
       calls: functions.calls,
       open: functions.open,
       stop: async () => {
+        await orchestrator.stop();
         await started.worker.stop();
+        await stopOthers();
         await started.runtime.stop();
         await serviceDb.destroy();
         await database.drop();
@@ -115,6 +176,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     };
   } catch (error) {
     await worker?.stop();
+    await stopOthers();
     await runtime?.stop();
     await serviceDb.destroy();
     await database.drop();

@@ -1,5 +1,10 @@
 import type { DataSourceClient } from "@matoolkit/datasources";
-import { type Platform, type ServicePart, type StartedService } from "@matoolkit/platform";
+import {
+  retentionConfigFromEnv,
+  type Platform,
+  type ServicePart,
+  type StartedService,
+} from "@matoolkit/platform";
 import { nudgeBatchWorkflows } from "./batch-lifecycle.ts";
 import { schedulerConfigFromEnv } from "./scheduler-config.ts";
 import { startSchedulerService } from "./scheduler-service.ts";
@@ -9,7 +14,7 @@ export function schedulerPart(
   env: Record<string, string | undefined>,
   deps: { readonly dataSources: DataSourceClient },
 ): ServicePart<Platform> {
-  const config = schedulerConfigFromEnv(env);
+  const config = { ...schedulerConfigFromEnv(env), ...retentionConfigFromEnv(env) };
   return {
     name: "scheduler",
     needs: { sql: true, outboxRelay: true, workerJobDeadLetters: false },

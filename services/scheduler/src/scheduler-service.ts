@@ -4,6 +4,7 @@ import { processMetrics, type Logger, type Metrics, type Timers } from "@matoolk
 import { noBatchLifecycle, type BatchLifecycle } from "./batch-lifecycle.ts";
 import { sweepDuePolls } from "./poll-sweep.ts";
 import { evaluateAlerts } from "./alerts/evaluate-alerts.ts";
+import { RETENTION_PURGE_EVERY_SECONDS, runRetentionPurge } from "./retention-job.ts";
 import { describeFailure, runSchedulerTick } from "./tick/run-scheduler-tick.ts";
 
 export interface SchedulerOptions {
@@ -18,6 +19,11 @@ export interface SchedulerOptions {
   readonly pollSweepSeconds: number;
   /** How often data sources are queried and due phases dispatched (000: every 5 minutes). */
   readonly tickSeconds: number;
+  /** MATOOLKIT_RETENTION_DAYS (0: off, no purge job) and MATOOLKIT_RETENTION_MODE; default off. */
+  readonly retentionDays?: number;
+  readonly retentionMode?: "scrub" | "delete";
+  /** How often the retention purge runs; default daily (tests shorten it). */
+  readonly retentionPurgeSeconds?: number;
   /** How often the alert conditions are evaluated (issue 31); default 60. */
   readonly alertsEvaluateSeconds?: number;
   /** The clock; tests pin it. */
@@ -28,7 +34,7 @@ export interface SchedulerOptions {
 
 /**
  * The scheduler's recurring work on the Timers port (a Dapr job in Dapr mode): the tick and the
- * poll sweep, each a named timer that runs once across processes and never overlaps itself, so a
+ * poll sweep (and, with retention on, the daily purge), each a named timer that runs once across processes and never overlaps itself, so a
  * slow data source delays the next tick instead of running two at once.
  */
 export async function startSchedulerService(options: SchedulerOptions): Promise<void> {
@@ -61,6 +67,24 @@ export async function startSchedulerService(options: SchedulerOptions): Promise<
       if (sent > 0) logger.info({ pollChecks: sent }, "poll sweep sent poll-checks");
     },
   );
+  const retentionDays = options.retentionDays ?? 0;
+  if (retentionDays > 0) {
+    const policy = { days: retentionDays, mode: options.retentionMode ?? "scrub" } as const;
+    await options.timers.scheduleRecurring(
+      {
+        name: "scheduler-retention-purge",
+        everySeconds: options.retentionPurgeSeconds ?? RETENTION_PURGE_EVERY_SECONDS,
+      },
+      async () => {
+        try {
+          await runRetentionPurge(options.db, logger, policy, now());
+        } catch (error) {
+          // Counts only: a failure's message could quote a value; the next run starts over.
+          logger.error({ reason: describeFailure(error) }, "retention purge failed");
+        }
+      },
+    );
+  }
   await options.timers.scheduleRecurring(
     { name: "alerts-evaluate", everySeconds: options.alertsEvaluateSeconds ?? 60 },
     async () => {

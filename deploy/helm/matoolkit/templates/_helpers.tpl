@@ -478,3 +478,11 @@ spec:
 {{- end -}}
 {{- $ns -}}
 {{- end -}}
+
+{{/* MATOOLKIT_RETENTION_DAYS and _MODE (values "retention"): the scheduler and the admin API read both. */}}
+{{- define "matoolkit.retentionEnv" -}}
+- name: MATOOLKIT_RETENTION_DAYS
+  value: {{ toString .Values.retention.days | quote }}
+- name: MATOOLKIT_RETENTION_MODE
+  value: {{ .Values.retention.mode | quote }}
+{{- end }}

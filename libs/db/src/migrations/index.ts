@@ -15,6 +15,8 @@ import { busDeadLettersMigration } from "./0013_bus_dead_letters.ts";
 import { skippedStepsMigration } from "./0014_skipped_steps.ts";
 import { approvalGatesMigration } from "./0015_approval_gates.ts";
 import { forEachItemsMigration } from "./0016_for_each_items.ts";
+import { dropUnusedJobIdIndexesMigration } from "./0017_drop_unused_job_id_indexes.ts";
+import { retentionMigration } from "./0019_retention.ts";
 import { alertsMigration } from "./0020_alerts.ts";
 
 /** Applied in key order by migrate.ts; names sort lexically, hence the zero-padded prefix. */
@@ -35,5 +37,7 @@ export const migrations: Record<string, Migration> = {
   "0014_skipped_steps": skippedStepsMigration,
   "0015_approval_gates": approvalGatesMigration,
   "0016_for_each_items": forEachItemsMigration,
+  "0017_drop_unused_job_id_indexes": dropUnusedJobIdIndexesMigration,
+  "0019_retention": retentionMigration,
   "0020_alerts": alertsMigration,
 };

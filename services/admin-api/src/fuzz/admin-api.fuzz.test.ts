@@ -102,6 +102,9 @@ function parameterTargets(): ReadonlyArray<readonly [method: string, template: s
     ["POST", "/batches/{999999}/redrive", '{"memberIds":[1,2]}'],
     ["POST", `/runbooks/{${runbook}}/plan?limit={5}`, members],
     ["GET", "/webhooks/{999999}/deliveries?afterId={0}&limit={10}"],
+    // Issue 31's retention: no batch here has ended, and no member has this key.
+    ["POST", "/purge?dryRun={true}"],
+    ["DELETE", "/members/{absent-member@contoso.test}?force={false}"],
   ];
 }
 

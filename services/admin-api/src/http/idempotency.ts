@@ -43,7 +43,10 @@ const CLAIM_ATTEMPTS = 3;
 /** POSTs honour the header unless they opt out (a POST that writes nothing, e.g. the query preview). */
 export function acceptsIdempotencyKey(operation: Operation): boolean {
   return (
-    operation.method === "post" && operation.access !== "public" && operation.acceptsIdempotencyKey !== false
+    operation.access !== "public" &&
+    (operation.method === "post"
+      ? operation.acceptsIdempotencyKey !== false
+      : operation.method === "delete" && operation.acceptsIdempotencyKey === true)
   );
 }
 
@@ -73,10 +76,12 @@ export function idempotencyKeyOf(req: Request): string | undefined {
  * A member upload (csv-upload.ts) is hashed as its text, slice by slice with pauses (the same
  * digest as the whole text at once, as when it was one string).
  */
-export async function requestFingerprint(req: Request): Promise<string> {
+export async function requestFingerprint(req: Request, hashedPath = ""): Promise<string> {
   const queryAt = req.originalUrl.indexOf("?");
   const query = queryAt === -1 ? "" : req.originalUrl.slice(queryAt + 1);
-  const hash = createHash("sha256").update(query).update("\n");
+  const hash = createHash("sha256");
+  if (hashedPath !== "") hash.update(hashedPath).update("\n");
+  hash.update(query).update("\n");
   const body: unknown = req.body;
   if (body instanceof CsvUpload) {
     for (const piece of body.texts()) {
@@ -91,18 +96,24 @@ export async function requestFingerprint(req: Request): Promise<string> {
 
 /**
  * Runs `act` at most once per (caller, key): see the module comment. Without the header, `act`
- * simply runs.
+ * simply runs. `pathTemplate`: for a route whose path holds personal data (DELETE
+ * /api/members/{key}), the template is stored (and named in a 422) instead of the path, and the
+ * path goes into the fingerprint's hash, so the stored row keeps no member key.
  */
 export async function runIdempotently(
   db: Db,
   req: Request,
   principal: Principal,
   act: () => Promise<AnyReply>,
+  pathTemplate?: string,
 ): Promise<AnyReply> {
   const key = idempotencyKeyOf(req);
   if (key === undefined) return act();
   const owner = { subject: principal.subject, key, claimId: randomUUID() };
-  const request = { method: req.method, path: req.path, fingerprint: await requestFingerprint(req) };
+  const request =
+    pathTemplate === undefined
+      ? { method: req.method, path: req.path, fingerprint: await requestFingerprint(req) }
+      : { method: req.method, path: pathTemplate, fingerprint: await requestFingerprint(req, req.path) };
   for (let attempt = 1; ; attempt++) {
     const claim = await claimApiIdempotencyKey(db, {
       ...owner,

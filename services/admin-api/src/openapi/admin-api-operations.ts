@@ -12,6 +12,7 @@ import { batchRedriveOperations } from "../routes/batch-redrive.routes.ts";
 import { batchGridOperations } from "../routes/batch-grid.routes.ts";
 import { batchOperations } from "../routes/batches.routes.ts";
 import { phaseApprovalOperations } from "../routes/phase-approval.routes.ts";
+import { retentionOperations } from "../routes/retention.routes.ts";
 import { runbookPlanOperations } from "../routes/runbook-plan.routes.ts";
 import { runbookTemplateOperations } from "../routes/runbook-template.routes.ts";
 import { runbookVersionOperations } from "../routes/runbook-versions.routes.ts";
@@ -51,6 +52,7 @@ export function adminApiOperations(): readonly Operation[] {
     ...tenantCheckOperations,
     ...tenantChangeOperations,
     ...workerPacingOperations,
+    ...retentionOperations,
     ...authConfigOperations,
     openApiOperation(() => (document ??= buildOpenApiDocument(operations, packageJson.version))),
   ];

@@ -35,7 +35,13 @@ export function mountOperations(
       // Idempotency-Key (http/idempotency.ts): a retried POST answers as the first one did.
       const reply =
         principal !== undefined && acceptsIdempotencyKey(operation)
-          ? await runIdempotently(options.deps.db, req, principal, act)
+          ? await runIdempotently(
+              options.deps.db,
+              req,
+              principal,
+              act,
+              operation.pathHoldsPersonalData === true ? operation.path : undefined,
+            )
           : await act();
       if ("stream" in reply) await sendStream(res, operation, reply);
       else send(res, operation, reply);

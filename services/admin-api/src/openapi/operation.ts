@@ -1,7 +1,7 @@
 import type { DataSourceClient } from "@matoolkit/datasources";
 import type { Db } from "@matoolkit/db";
 import type { TenantChecker } from "@matoolkit/domain";
-import type { OutboundPolicy, SecretKeyring } from "@matoolkit/platform";
+import type { OutboundPolicy, RetentionConfig, SecretKeyring } from "@matoolkit/platform";
 import type { MessageBus } from "@matoolkit/runtime";
 import type { z } from "zod";
 import type { AppRole, Principal } from "../auth/index.ts";
@@ -56,6 +56,8 @@ export interface ApiDeps {
   readonly tenantChanges: TenantChangeSource | undefined;
   /** GET /api/worker/pacing: the pacing of this process's workers (all-in-one); undefined: none. */
   readonly workerPacing: WorkerPacingSource | undefined;
+  /** MATOOLKIT_RETENTION_DAYS (0: off) and MATOOLKIT_RETENTION_MODE, for POST /api/purge. */
+  readonly retention: RetentionConfig;
 }
 
 export interface ResponseSpec {
@@ -177,9 +179,17 @@ export interface OperationSpec<
   readonly errors?: readonly ErrorSpec[];
   /**
    * POSTs honour an `Idempotency-Key` header (http/idempotency.ts); `false` for a POST that writes
-   * nothing (the query preview), whose answer is not worth storing (it holds members' data).
+   * nothing (the query preview), whose answer is not worth storing (it holds members' data);
+   * `true` for a DELETE that should honour it too (DELETE /api/members/{key}: a retried erasure
+   * answers as the first did, instead of "0 erased").
    */
-  readonly acceptsIdempotencyKey?: false;
+  readonly acceptsIdempotencyKey?: boolean;
+  /**
+   * The path names a person (DELETE /api/members/{key}): an Idempotency-Key row stores the path
+   * template and only a hash of the path (http/idempotency.ts), so no copy of the key outlives
+   * the erasure by 24 hours.
+   */
+  readonly pathHoldsPersonalData?: true;
 }
 
 export type Handler<A extends Access, P, Q, B, R extends Responses> = (

@@ -52,6 +52,14 @@ export const batchSchema = z
     createdBy: z.string().nullable(),
     currentPhase: z.string().nullable(),
     ...outcomeFields,
+    purgedAt: nullableTimestamp.meta({
+      description:
+        "When the retention purge removed the batch's personal data (MATOOLKIT_RETENTION_DAYS after it " +
+        "ended): members' data, params and results are then empty, or the rows gone (purgeMode); null before",
+    }),
+    purgeMode: z.enum(["scrub", "delete"]).nullable().meta({
+      description: "scrub: keys and statuses kept, data emptied; delete: member and step rows removed",
+    }),
   })
   .meta({ id: "Batch" });
 
@@ -116,6 +124,10 @@ export const batchMemberSchema = z
     failedAt: nullableTimestamp,
     addDispatchedAt: nullableTimestamp,
     removeDispatchedAt: nullableTimestamp,
+    erasedAt: nullableTimestamp.meta({
+      description:
+        "When this member's data was erased on a data-subject request (DELETE /api/members/{key}); null before",
+    }),
   })
   .meta({ id: "BatchMember" });
 

@@ -9,6 +9,7 @@ import {
   listMembers,
   listPhases,
   listStepsByBatch,
+  markBatchPurged,
   transitionBatch,
   transitionMember,
   transitionPhase,
@@ -332,6 +333,21 @@ describe("POST /api/batches/{id}/redrive", () => {
       "state.conflict",
       /redriving init steps is not supported/,
     );
+  });
+
+  it("409 for a batch whose personal data was purged (retention), with nothing written", async () => {
+    const arranged = await batchWithFailedMember();
+    expect(await markBatchPurged(harness.db, { batchId: arranged.batchId, mode: "scrub", members: 2 })).toBe(
+      true,
+    );
+    const before = await snapshot(arranged);
+    expectProblem(
+      await redrive(arranged.batchId, { members: "failed" }),
+      409,
+      "state.conflict",
+      /personal data was purged; a purged batch cannot be redriven/,
+    );
+    expect(await snapshot(arranged)).toEqual(before);
   });
 
   it("409 for a cancelled batch and for one whose phases have not started, with nothing written", async () => {

@@ -24,6 +24,9 @@ const writeRoutes: Readonly<Record<string, string>> = {
   createWebhook: "audited: webhook null → active (webhooks.security.test.ts)",
   deleteWebhook: "audited: webhook active → deleted, a tombstone (webhooks.security.test.ts)",
   pingWebhook: "audited: webhook annotation, ping queued (webhooks.security.test.ts)",
+  purgeEndedBatches:
+    "audited: batch annotation per purged batch, dry run writes nothing (retention.routes.test.ts)",
+  eraseMember: "audited: member annotation per erased row (retention.routes.test.ts)",
   planRunbook: "writes nothing: a dry run of a runbook over a CSV",
   previewRunbookQuery: "writes nothing: runs the source query and shows what a tick would do",
   checkTenant: "writes nothing: reads the tenant (tenant-check.routes.test.ts)",

@@ -62,6 +62,10 @@ export function printBatchDetail(output: Output, value: unknown): void {
     ["Created by", b.createdBy],
     ["Current phase", b.currentPhase],
     ["Members", formatBatchMembers(b.memberCounts)],
+    // Said, not left to empty data: the retention purge removed it (docs/operating-batches.md).
+    ...(b.purgedAt == null
+      ? []
+      : [["Personal data", `purged on ${b.purgedAt} (${b.purgeMode ?? "scrub"})`] as const]),
   ]);
   output.line();
   output.table(

@@ -48,6 +48,7 @@ export async function openSession(context: CliContext, command: Command): Promis
         baseUrl: settings.apiUrl,
         tokens: tokenSourceFor(settings, stateDir, context),
         fetch: context.fetch,
+        sleep: context.sleep,
       });
       return client;
     },

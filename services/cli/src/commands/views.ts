@@ -77,6 +77,9 @@ export const batchView = z.looseObject({
   createdBy: z.string().nullable(),
   currentPhase: z.string().nullable(),
   ...outcomeView,
+  // Retention (issue 31); a server from before it sends neither.
+  purgedAt: z.string().nullable().optional(),
+  purgeMode: z.string().nullable().optional(),
 });
 export type BatchView = z.infer<typeof batchView>;
 

@@ -1,5 +1,6 @@
 import type { TokenSource } from "../auth/token-source.ts";
 import { CliError, exitCodes } from "../errors.ts";
+import { idempotencyHeaderFor } from "./idempotency-key.ts";
 import { errorFromResponse } from "./problem.ts";
 
 export type QueryValue = string | number | boolean | undefined;
@@ -20,6 +21,14 @@ export interface ApiClient {
 /** Long enough for a query preview against a slow source; a hung server still ends the command. */
 const REQUEST_TIMEOUT_MS = 120_000;
 
+/**
+ * A request whose connection failed before any answer (reset, refused, DNS) is sent again, twice,
+ * after these pauses: the server may have acted on it, so a write goes again with its key
+ * (idempotency-key.ts) and is answered as the first time. A timeout is not retried: the server
+ * is then likely still busy with it (a retry would get 409 idempotency.in_progress).
+ */
+const RETRY_DELAYS_MS = [500, 2000];
+
 /** `/runbooks/{name}` with each segment escaped: names come from the user. */
 export function apiPath(...segments: ReadonlyArray<string | number>): string {
   return segments.map((segment) => `/${encodeURIComponent(String(segment))}`).join("");
@@ -29,6 +38,8 @@ export function createApiClient(options: {
   readonly baseUrl: string;
   readonly tokens: TokenSource;
   readonly fetch: typeof fetch;
+  /** Waits between attempts (the context's sleep; tests skip the wait). */
+  readonly sleep: (ms: number) => Promise<void>;
 }): ApiClient {
   async function send(method: string, path: string, request: RequestOptions = {}): Promise<string> {
     const url = new URL(`${options.baseUrl}${path}`);
@@ -38,6 +49,8 @@ export function createApiClient(options: {
     const headers: Record<string, string> = {
       authorization: `Bearer ${await options.tokens.token()}`,
       accept: "application/json, application/problem+json, text/csv",
+      // Drawn once here, before the attempts: every retry of this request carries the same key.
+      ...idempotencyHeaderFor(method),
     };
     let body: string | undefined;
     if (request.body !== undefined && "json" in request.body) {
@@ -47,20 +60,25 @@ export function createApiClient(options: {
       headers["content-type"] = request.body.contentType;
       body = request.body.text;
     }
-    let response: Response;
-    try {
-      response = await options.fetch(url, {
-        method,
-        headers,
-        body,
-        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-      });
-    } catch (error) {
-      throw networkError(options.baseUrl, error);
-    }
+    const response = await sendWithRetries(() =>
+      options.fetch(url, { method, headers, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }),
+    );
     const text = await response.text();
     if (!response.ok) throw errorFromResponse(response.status, response.statusText, text);
     return text;
+  }
+
+  async function sendWithRetries(attempt: () => Promise<Response>): Promise<Response> {
+    for (let retry = 0; ; retry += 1) {
+      try {
+        return await attempt();
+      } catch (error) {
+        const failure = networkError(options.baseUrl, error);
+        const delay = RETRY_DELAYS_MS[retry];
+        if (delay === undefined || failure.code === "network.timeout") throw failure;
+        await options.sleep(delay);
+      }
+    }
   }
 
   return {

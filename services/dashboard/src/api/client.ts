@@ -1,4 +1,5 @@
 import { currentSession } from "../auth/session.ts";
+import { createActionKeys } from "./action-keys.ts";
 
 /**
  * The dashboard's only way to the data: the admin API's JSON endpoints under /api, with the
@@ -42,7 +43,14 @@ export async function apiFetch<T>(path: string, init?: RequestInit): Promise<T> 
   return (await response.json()) as T;
 }
 
-/** A write: JSON body (or a string/FormData/Blob as is), parsed JSON answer. */
+/** The tab's user actions and their Idempotency-Keys (action-keys.ts). */
+const actionKeys = createActionKeys();
+
+/**
+ * A write: JSON body (or a string/FormData/Blob as is), parsed JSON answer. It carries the
+ * action's `Idempotency-Key`: the same as the last attempt's when that one got no answer and this
+ * is the same request (a click retried after a network failure), else a new one.
+ */
 export async function apiSend<T = unknown>(
   method: "POST" | "PUT" | "PATCH" | "DELETE",
   path: string,
@@ -51,11 +59,34 @@ export async function apiSend<T = unknown>(
 ): Promise<T> {
   const raw =
     body === undefined || typeof body === "string" || body instanceof Blob || body instanceof FormData;
-  return apiFetch<T>(path, {
+  const sent = body === undefined ? undefined : raw ? (body as BodyInit) : JSON.stringify(body);
+  const key = actionKeys.begin({
     method,
-    headers: { ...(raw || body === undefined ? {} : { "Content-Type": "application/json" }), ...headers },
-    body: body === undefined ? undefined : raw ? (body as BodyInit) : JSON.stringify(body),
+    path,
+    body: typeof sent === "string" ? sent : undefined,
+    opaqueBody: sent !== undefined && typeof sent !== "string",
   });
+  try {
+    const answer = await apiFetch<T>(path, {
+      method,
+      headers: {
+        ...(raw || body === undefined ? {} : { "Content-Type": "application/json" }),
+        ...headers,
+        "Idempotency-Key": key,
+      },
+      body: sent,
+    });
+    actionKeys.answered(key);
+    return answer;
+  } catch (error) {
+    // No answer (the network), or the same key still at work (a double click): the action is
+    // not settled, and a retry of it must carry this key.
+    const unsettled =
+      error instanceof ApiError &&
+      (error.code === "network.failed" || error.code === "idempotency.in_progress");
+    if (!unsettled) actionKeys.answered(key);
+    throw error;
+  }
 }
 
 /** The raw response (for Link headers and text bodies); throws {@link ApiError} when not ok. */

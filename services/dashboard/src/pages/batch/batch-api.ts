@@ -47,6 +47,9 @@ export interface BatchDetail {
   readonly outcome: string | null;
   readonly succeededMembers: number | null;
   readonly failedMembers: number | null;
+  /** Retention (issue 31): when the batch's personal data was purged, and how; null before. */
+  readonly purgedAt?: string | null;
+  readonly purgeMode?: "scrub" | "delete" | null;
   readonly memberCounts: Record<MemberStatus, number>;
   readonly phases: readonly PhaseSummary[];
 }

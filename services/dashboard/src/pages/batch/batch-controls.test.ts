@@ -1,3 +1,4 @@
+import type { Request } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startBrowserHarness, type BrowserHarness } from "../../../test/browser-harness.ts";
 import {
@@ -69,6 +70,53 @@ describe("batch page controls", { timeout: 120_000 }, () => {
     );
     await dialog.getByRole("button", { name: "Back" }).click();
     await waitForBatchStatus(page, "paused");
+  });
+
+  it("sends an Idempotency-Key with each action, the same one when a click is retried after a network failure", async () => {
+    const batchId = await createBatch(harness, await exampleCsv(harness, "members.csv"));
+    await harness.api("POST", `/batches/${batchId}/advance`);
+    await waitForApiStatus(harness, batchId, ["active"]);
+    const { page } = harness;
+    const keys: Array<[string, string | null]> = [];
+    const onRequest = (request: Request) => {
+      if (request.method() === "POST")
+        keys.push([new URL(request.url()).pathname, request.headers()["idempotency-key"] ?? null]);
+    };
+    page.on("request", onRequest);
+    // The first pause never reaches the API: the connection drops, as on a flaky network.
+    let drops = 1;
+    const pausePath = `**/api/batches/${batchId}/pause`;
+    await page.route(pausePath, (route) => (drops-- > 0 ? route.abort("connectionreset") : route.continue()));
+    try {
+      await page.goto(`${harness.apiUrl}/#/batches/${batchId}`);
+      await waitForBatchStatus(page, "active");
+
+      const dialog = await openAction(page, "Pause");
+      await dialog.getByRole("button", { name: "Pause" }).click();
+      await dialog.getByRole("alert").waitFor();
+      expect(await dialog.getByRole("alert").textContent()).toContain("did not answer");
+      // The same click again: the same action, so the same key.
+      await dialog.getByRole("button", { name: "Pause" }).click();
+      await page.locator("dialog.confirm-dialog[open]").waitFor({ state: "detached", timeout: 60_000 });
+      await waitForBatchStatus(page, "paused");
+      await confirmAction(page, "Resume");
+      await waitForBatchStatus(page, "active");
+    } finally {
+      page.off("request", onRequest);
+      await page.unroute(pausePath);
+    }
+
+    const pauseUrl = `/api/batches/${batchId}/pause`;
+    expect(keys.map(([path]) => path)).toEqual([pauseUrl, pauseUrl, `/api/batches/${batchId}/resume`]);
+    const [[, dropped], [, retried], [, resumed]] = keys as [
+      [string, string],
+      [string, string],
+      [string, string],
+    ];
+    expect(dropped).toMatch(/^[0-9a-f-]{36}$/);
+    expect(retried).toBe(dropped);
+    expect(resumed).toMatch(/^[0-9a-f-]{36}$/);
+    expect(resumed).not.toBe(dropped);
   });
 
   it(`renders only the rows in view of a ${MEMBERS}-member batch, and reaches the last by keyboard`, async () => {

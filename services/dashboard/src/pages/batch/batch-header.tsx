@@ -4,6 +4,7 @@ import { ConfirmDialog } from "../../components/confirm-dialog.tsx";
 import { StatusBadge } from "../../components/status-badge.tsx";
 import { actionApplies, actionSpecs, type ActionSpec } from "./batch-actions.ts";
 import { describeError, runAction, type BatchDetail } from "./batch-api.ts";
+import { purgeNotice } from "./purge-wording.ts";
 
 /**
  * The batch's identity, status, outcome and member counts, and the operator actions that apply
@@ -98,6 +99,11 @@ export function BatchHeader(props: {
           </div>
         )}
       </dl>
+      {purgeNotice(batch) !== null && (
+        <p class="muted" data-testid="batch-purged">
+          {purgeNotice(batch)}
+        </p>
+      )}
       {canAct ? (
         <div class="batch-actions" role="group" aria-label="Batch actions">
           {actionSpecs
