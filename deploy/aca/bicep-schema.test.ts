@@ -73,6 +73,23 @@ describe("what the schema check catches", () => {
     ]);
   });
 
+  it("a misspelled field of the generated alerts.bicep, down to the AlertingAction's trigger", () => {
+    const path = "deploy/aca/modules/alerts.bicep";
+    const text = readFileSync(join(root, path), "utf8")
+      .replace("thresholdOperator: 'GreaterThan'", "thresholdOperater: 'GreaterThan'")
+      .replace("queryType: 'ResultCount'", "queryTyp: 'ResultCount'");
+    const problems = checkBicepFiles(root, [{ path, text }]).problems;
+    expect(problems).toEqual([
+      expect.stringMatching(/properties\.source\.queryTyp: unknown property 'queryTyp' in Source/),
+      expect.stringMatching(
+        /properties\.action\.trigger\.thresholdOperater: unknown property 'thresholdOperater' in TriggerCondition/,
+      ),
+      expect.stringMatching(
+        /properties\.action\.trigger: required property 'thresholdOperator' of TriggerCondition is missing/,
+      ),
+    ]);
+  });
+
   it("a read-only property set in a subnet of network.bicep", () => {
     const problems = checkVariant(
       "deploy/aca/modules/network.bicep",

@@ -48,6 +48,10 @@ param tenantMode string = 'none'
 param targetTenantId string = ''
 param targetClientId string = ''
 param targetCertificateName string = 'matoolkit-worker'
+@description('Azure Monitor log alerts of the alert conditions (modules/alerts.bicep, generated; docs/observability.md "Alerts").')
+param alertsEnabled bool = false
+@description('Action groups the alerts notify (resource ids); empty: the portal only.')
+param alertActionGroupIds array = []
 @allowed(['fatal', 'error', 'warn', 'info', 'debug', 'trace'])
 param logLevel string = 'info'
 
@@ -120,6 +124,19 @@ module apps 'modules/apps.bicep' = {
     targetCertificateName: targetCertificateName
     logLevel: logLevel
     environmentInternal: environmentInternal
+  }
+}
+
+// Generated from libs/domain/src/alerts/definitions.ts (npm run alerts:generate).
+module alerts 'modules/alerts.bicep' = if (alertsEnabled) {
+  scope: group
+  name: 'alerts'
+  params: {
+    name: name
+    location: location
+    tags: tags
+    workspaceId: foundation.outputs.logAnalyticsWorkspaceId
+    actionGroupIds: alertActionGroupIds
   }
 }
 

@@ -142,6 +142,7 @@ output identityPrincipalIds object = principalIdOf
 output identityNames object = nameOf
 output containerAppsSubnetId string = network.outputs.containerAppsSubnetId
 output logAnalyticsWorkspaceName string = monitoring.outputs.workspaceName
+output logAnalyticsWorkspaceId string = monitoring.outputs.workspaceId
 output appInsightsName string = monitoring.outputs.appInsightsName
 output registryName string = registry.outputs.name
 output registryLoginServer string = registry.outputs.loginServer

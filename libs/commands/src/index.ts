@@ -1,6 +1,7 @@
 export * from "./dispatch-init.ts";
 export * from "./dispatch-phase.ts";
 export * from "./notify.ts";
+export * from "./notify-alert.ts";
 export * from "./phase-approval.ts";
 export * from "./phase-rows.ts";
 export * from "./notify-batch-changed.ts";

@@ -16,7 +16,9 @@ export type EventEntity =
   | "runbook"
   | "automation"
   /** Audit only (migration 0012): a webhook created (`active`), deleted (`deleted`) or pinged (annotation). */
-  | "webhook";
+  | "webhook"
+  /** Migration 0020 (issue 31): an alert raised (`open`) or resolved (`resolved`); batch_id set when it is about one. */
+  | "alert";
 
 /**
  * Append-only audit timeline: one row per status change, written in the same statement. A row

@@ -109,7 +109,11 @@ export async function listRunbookVersions(db: Db, name: string): Promise<Runbook
 export async function recordRunbookError(db: Db, id: number, message: string, at: Date): Promise<void> {
   await db
     .updateTable("runbooks")
-    .set({ lastError: message, lastErrorAt: at })
+    .set((eb) => ({
+      lastError: message,
+      lastErrorAt: at,
+      consecutiveFailures: eb("consecutiveFailures", "+", 1),
+    }))
     .where("id", "=", id)
     .execute();
 }
@@ -118,9 +122,9 @@ export async function recordRunbookError(db: Db, id: number, message: string, at
 export async function clearRunbookError(db: Db, id: number): Promise<void> {
   await db
     .updateTable("runbooks")
-    .set({ lastError: null, lastErrorAt: null })
+    .set({ lastError: null, lastErrorAt: null, consecutiveFailures: 0 })
     .where("id", "=", id)
-    .where("lastError", "is not", null)
+    .where((eb) => eb.or([eb("lastError", "is not", null), eb("consecutiveFailures", ">", 0)]))
     .execute();
 }
 

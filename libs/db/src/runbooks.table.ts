@@ -20,6 +20,8 @@ export interface RunbooksTable {
   /** Last processing error the scheduler hit for this runbook (a reason code, never PII). */
   lastError: string | null;
   lastErrorAt: NullableTimestamp;
+  /** Failed ticks since the last good one (migration 0020; the `source-failing` alert). */
+  consecutiveFailures: Generated<number>;
 }
 
 export type Runbook = Selectable<RunbooksTable>;

@@ -12,6 +12,7 @@ import type { ApiIdempotencyKeysTable } from "./api-idempotency-keys.table.ts";
 import type { BatchSourceFingerprintsTable } from "./batch-source-fingerprints.table.ts";
 import type { WebhooksTable } from "./webhooks.table.ts";
 import type { NotificationDeliveriesTable } from "./notification-deliveries.table.ts";
+import type { AlertsTable } from "./alerts.table.ts";
 
 /**
  * Every table, keyed by its camelCase name (CamelCasePlugin maps `batchMembers` to
@@ -32,4 +33,5 @@ export interface Database {
   batchSourceFingerprints: BatchSourceFingerprintsTable;
   webhooks: WebhooksTable;
   notificationDeliveries: NotificationDeliveriesTable;
+  alerts: AlertsTable;
 }

@@ -113,21 +113,32 @@ export async function replaceStoredWebhookSecret(
 }
 
 /** The live, enabled webhooks subscribed to `type` for `runbookName` (global ones included). */
-function subscribed(db: Db, runbookName: string, type: string) {
-  return db
-    .selectFrom("webhooks")
-    .select("id")
-    .where("enabled", "=", true)
-    .where("deletedAt", "is", null)
-    .where((eb) => eb.or([eb("runbookName", "is", null), eb("runbookName", "=", runbookName)]))
-    .where(sql<boolean>`${type}::text = ANY(events)`);
+function subscribed(db: Db, runbookName: string | null, type: string) {
+  return (
+    db
+      .selectFrom("webhooks")
+      .select("id")
+      .where("enabled", "=", true)
+      .where("deletedAt", "is", null)
+      // No runbook (an alert about dead letters, say): the global webhooks only.
+      .where((eb) =>
+        runbookName === null
+          ? eb("runbookName", "is", null)
+          : eb.or([eb("runbookName", "is", null), eb("runbookName", "=", runbookName)]),
+      )
+      .where(sql<boolean>`${type}::text = ANY(events)`)
+  );
 }
 
 /**
  * The webhooks an event of `type` for a batch of `runbookName` goes to: the global ones and the
  * runbook's own, each subscribed to the type. Ids only (the fan-out needs no more).
  */
-export async function listSubscribedWebhookIds(db: Db, runbookName: string, type: string): Promise<number[]> {
+export async function listSubscribedWebhookIds(
+  db: Db,
+  runbookName: string | null,
+  type: string,
+): Promise<number[]> {
   const rows = await subscribed(db, runbookName, type).orderBy("id").execute();
   return rows.map((row) => row.id);
 }
@@ -138,7 +149,11 @@ export async function listSubscribedWebhookIds(db: Db, runbookName: string, type
  * ignore member failures) queues nothing per member failure. A webhook created a moment later
  * receives the events that happen after it, not one that was being committed meanwhile.
  */
-export async function hasSubscribedWebhook(db: Db, runbookName: string, type: string): Promise<boolean> {
+export async function hasSubscribedWebhook(
+  db: Db,
+  runbookName: string | null,
+  type: string,
+): Promise<boolean> {
   const row = await subscribed(db, runbookName, type).limit(1).executeTakeFirst();
   return row !== undefined;
 }

@@ -1,4 +1,5 @@
 export * from "./abort/index.ts";
+export * from "./alerts/index.ts";
 export * from "./batches/index.ts";
 export * from "./conditions/index.ts";
 export * from "./errors/index.ts";

@@ -1,3 +1,4 @@
+import { alertScenarios } from "../test/alerts.scenarios.ts";
 import { automatedLifecycleScenarios } from "../test/automated-lifecycle.scenarios.ts";
 import { batchWorkflowScenarios } from "../test/batch-workflow.scenarios.ts";
 import { manualBatchScenarios } from "../test/manual-batch.scenarios.ts";
@@ -11,3 +12,4 @@ batchWorkflowScenarios(embeddedProfile);
 automatedLifecycleScenarios(embeddedProfile);
 standardLibraryScenarios(embeddedProfile);
 runbookLanguageScenarios(embeddedProfile);
+alertScenarios(embeddedProfile);

@@ -1,4 +1,5 @@
 import { Command, CommanderError, Option } from "commander";
+import { registerAlertCommands } from "./commands/alerts.commands.ts";
 import { registerAuditCommands } from "./commands/audit.commands.ts";
 import { registerAuthCommands } from "./commands/auth.commands.ts";
 import { registerAutomationCommands } from "./commands/automation.commands.ts";
@@ -61,6 +62,7 @@ function buildProgram(runtime: CommandRuntime): Command {
   registerConfigCommands(program, runtime);
   registerWebhookCommands(program, runtime);
   registerAuditCommands(program, runtime);
+  registerAlertCommands(program, runtime);
   registerTenantCommands(program, runtime);
   registerRetentionCommands(program, runtime);
   return program;

@@ -2,6 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import { onUnauthorized } from "./api/client.ts";
 import { currentSession, onSessionChange, signOut, type Session } from "./auth/session.ts";
 import { SignInPage } from "./auth/sign-in-page.tsx";
+import { AlertsBanner } from "./components/alerts-banner.tsx";
 import { BatchPage } from "./pages/batch/batch-page.tsx";
 import { BatchesListPage } from "./pages/batches-list/batches-list-page.tsx";
 import { PublishPage } from "./pages/runbooks/publish-page.tsx";
@@ -37,7 +38,10 @@ export function App() {
         Skip to content
       </a>
       <Header session={session} route={route} />
-      <main id="main">{renderPage(route, session)}</main>
+      <main id="main">
+        <AlertsBanner />
+        {renderPage(route, session)}
+      </main>
     </div>
   );
 }

@@ -1,8 +1,9 @@
-import type { Db } from "@matoolkit/db";
+import { countOpenAlerts, type Db } from "@matoolkit/db";
 import type { DataSourceClient } from "@matoolkit/datasources";
 import { processMetrics, type Logger, type Metrics, type Timers } from "@matoolkit/runtime";
 import { noBatchLifecycle, type BatchLifecycle } from "./batch-lifecycle.ts";
 import { sweepDuePolls } from "./poll-sweep.ts";
+import { evaluateAlerts } from "./alerts/evaluate-alerts.ts";
 import { RETENTION_PURGE_EVERY_SECONDS, runRetentionPurge } from "./retention-job.ts";
 import { describeFailure, runSchedulerTick } from "./tick/run-scheduler-tick.ts";
 
@@ -23,6 +24,8 @@ export interface SchedulerOptions {
   readonly retentionMode?: "scrub" | "delete";
   /** How often the retention purge runs; default daily (tests shorten it). */
   readonly retentionPurgeSeconds?: number;
+  /** How often the alert conditions are evaluated (issue 31); default 60. */
+  readonly alertsEvaluateSeconds?: number;
   /** The clock; tests pin it. */
   readonly now?: () => Date;
   /** `matoolkit_scheduler_tick_seconds`; default the process-wide instruments. */
@@ -38,7 +41,8 @@ export async function startSchedulerService(options: SchedulerOptions): Promise<
   const logger = options.logger.child({ service: "scheduler" });
   const now = options.now ?? (() => new Date());
   const lifecycle = options.lifecycle ?? noBatchLifecycle;
-  const { schedulerTick } = options.metrics ?? processMetrics();
+  const metrics = options.metrics ?? processMetrics();
+  const { schedulerTick } = metrics;
   await options.timers.scheduleRecurring(
     { name: "scheduler-tick", everySeconds: options.tickSeconds },
     async () => {
@@ -81,4 +85,16 @@ export async function startSchedulerService(options: SchedulerOptions): Promise<
       },
     );
   }
+  await options.timers.scheduleRecurring(
+    { name: "alerts-evaluate", everySeconds: options.alertsEvaluateSeconds ?? 60 },
+    async () => {
+      try {
+        await evaluateAlerts({ db: options.db, logger }, now());
+      } catch (error) {
+        logger.error({ reason: describeFailure(error) }, "alert evaluation failed");
+      }
+    },
+  );
+  // `matoolkit_alerts_open`: the Prometheus rules of the database-only conditions read it.
+  metrics.alertsOpen.track(() => countOpenAlerts(options.db));
 }

@@ -118,6 +118,18 @@ export const SDK_SCHEMAS: ReadonlyMap<string, SdkSchema> = new Map<string, SdkSc
     },
   ],
   [
+    // The log search alert API (2018-04-16): the newest @azure/arm-monitor release with
+    // serializer mappers (6.0.0; 7.x and 8.x bundle them away) models no later scheduledQueryRules.
+    "Microsoft.Insights/scheduledQueryRules",
+    {
+      sdk: "@azure/arm-monitor",
+      sdkVersion: "6.0.0",
+      apiVersion: "2018-04-16",
+      operationGroup: "scheduledQueryRules",
+      operationSpec: upsert,
+    },
+  ],
+  [
     "Microsoft.KeyVault/vaults",
     {
       sdk: "@azure/arm-keyvault",

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 import { runInNewContext } from "node:vm";
 import { buildSync } from "esbuild";
@@ -56,15 +57,19 @@ export function sdkModel(repoRoot: string, schema: SdkSchema): SdkModel {
     throw new Error(
       `${schema.sdk} ${installed.version} is installed, the checks expect ${schema.sdkVersion} (run npm ci)`,
     );
-  // Newer releases build with tshy (dist/commonjs), older ones with rollup (dist-esm/src).
-  const sourceDir = ["dist/commonjs", "dist-esm/src"]
+  // Newer releases build with tshy (dist/commonjs), older ones with rollup (dist-esm/src), the
+  // oldest (@azure/ms-rest-js based, e.g. @azure/arm-monitor 6.0.0) with tsc into esm/.
+  const sourceDir = ["dist/commonjs", "dist-esm/src", "esm"]
     .map((dir) => join(packageDir, dir))
     .find((dir) => existsSync(join(dir, "models", "mappers.js")));
   if (sourceDir === undefined)
     throw new Error(`${schema.sdk} ${schema.sdkVersion} ships no models/mappers.js`);
   const spec = operationSpec(join(sourceDir, "operations", `${schema.operationGroup}.js`), schema);
   const loaded = loadModels(sourceDir);
-  const body = loaded.parameters[spec.body]?.mapper;
+  const body =
+    "mapperClass" in spec
+      ? (loaded.mappers as Record<string, Mapper>)[spec.mapperClass]
+      : loaded.parameters[spec.body]?.mapper;
   const apiVersion = (loaded.parameters[spec.apiVersion]?.mapper as { defaultValue?: string } | undefined)
     ?.defaultValue;
   if (body === undefined || apiVersion === undefined)
@@ -77,12 +82,25 @@ export function sdkModel(repoRoot: string, schema: SdkSchema): SdkModel {
   return { apiVersion, body, mappers, discriminators: discriminators ?? {} };
 }
 
-/** The names of the body and api-version parameters in `const <spec> = { … };`. */
-function operationSpec(file: string, schema: SdkSchema): { body: string; apiVersion: string } {
+/**
+ * The names of the body and api-version parameters in `const <spec> = { … };`; the oldest
+ * releases (`var <spec> = { … }`) give the body inline: `requestBody: { …, mapper: …Mappers.<Class> … }`.
+ */
+function operationSpec(
+  file: string,
+  schema: SdkSchema,
+): { body: string; apiVersion: string } | { mapperClass: string; body: string; apiVersion: string } {
   const text = readFileSync(file, "utf8");
-  const start = text.indexOf(`const ${schema.operationSpec} = {`);
-  if (start === -1) throw new Error(`${schema.sdk}: no ${schema.operationSpec} in ${file}`);
+  const declared = [`const ${schema.operationSpec} = {`, `var ${schema.operationSpec} = {`].map((head) =>
+    text.indexOf(head),
+  );
+  const start = declared.find((index) => index !== -1);
+  if (start === undefined) throw new Error(`${schema.sdk}: no ${schema.operationSpec} in ${file}`);
   const block = text.slice(start, text.indexOf("\n};", start));
+  const inline = /requestBody: \{[^;]*?Mappers\.(\w+)/.exec(block)?.[1];
+  const apiVersionName = /queryParameters: \[[^\]]*Parameters\.(apiVersion\w*)/.exec(block)?.[1];
+  if (inline !== undefined && apiVersionName !== undefined)
+    return { mapperClass: inline, body: inline, apiVersion: apiVersionName };
   const body = /requestBody: Parameters\.(\w+)/.exec(block)?.[1];
   const apiVersion = /queryParameters: \[[^\]]*Parameters\.(apiVersion\w*)/.exec(block)?.[1];
   if (body === undefined || apiVersion === undefined)
@@ -108,7 +126,10 @@ function loadModels(sourceDir: string) {
     external: ["@azure/*", "tslib"],
   });
   const module = { exports: {} as Record<string, unknown> };
-  runInNewContext(output.outputFiles[0]!.text, { module, exports: module.exports, require: () => ({}) });
+  // The oldest releases spread mappers with tslib's __assign: the real one; anything else is types only.
+  const requireFrom = createRequire(join(sourceDir, "index.js"));
+  const require = (name: string): unknown => (name === "tslib" ? requireFrom("tslib") : {});
+  runInNewContext(output.outputFiles[0]!.text, { module, exports: module.exports, require });
   const loaded = module.exports as {
     parameters: Record<string, { mapper: Mapper }>;
     mappers: Record<string, unknown>;

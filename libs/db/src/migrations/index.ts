@@ -18,6 +18,7 @@ import { forEachItemsMigration } from "./0016_for_each_items.ts";
 import { dropUnusedJobIdIndexesMigration } from "./0017_drop_unused_job_id_indexes.ts";
 import { batchSearchMigration } from "./0018_batch_search.ts";
 import { retentionMigration } from "./0019_retention.ts";
+import { alertsMigration } from "./0020_alerts.ts";
 
 /** Applied in key order by migrate.ts; names sort lexically, hence the zero-padded prefix. */
 export const migrations: Record<string, Migration> = {
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   "0017_drop_unused_job_id_indexes": dropUnusedJobIdIndexesMigration,
   "0018_batch_search": batchSearchMigration,
   "0019_retention": retentionMigration,
+  "0020_alerts": alertsMigration,
 };

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { routingProperties, topics } from "../messages/topics.ts";
 import type { MessageEnvelope } from "../messages/envelopes.ts";
 import { outcomes } from "../state-machines/outcome.ts";
+import { alertConditionIds, alertSeverities } from "../alerts/definitions.ts";
 
 /**
  * Webhook notifications (issue 12): what a subscriber receives, and the two messages that carry it
@@ -14,7 +15,8 @@ import { outcomes } from "../state-machines/outcome.ts";
 
 /**
  * What a webhook can subscribe to: the terminal outcomes of batches and phases, member failures,
- * and a phase's approval gate (issue 30): waiting for a decision, approved, rejected.
+ * a phase's approval gate (issue 30): waiting for a decision, approved, rejected; and the
+ * system's alerts (issue 31), raised and resolved.
  */
 export const notificationTypes = [
   "batch.completed",
@@ -25,6 +27,8 @@ export const notificationTypes = [
   "phase.awaiting_approval",
   "phase.approved",
   "phase.rejected",
+  "alert.raised",
+  "alert.resolved",
 ] as const;
 export type NotificationType = (typeof notificationTypes)[number];
 
@@ -112,6 +116,36 @@ export const memberFailedPayloadSchema = z.object({
   }),
 });
 
+/** The alert's two events (issue 31, libs/domain/src/alerts); each occurrence sends each once. */
+export const alertNotificationTypes = ["alert.raised", "alert.resolved"] as const;
+export type AlertNotificationType = (typeof alertNotificationTypes)[number];
+
+export const alertPayloadSchema = z.object({
+  ...common,
+  type: z.enum(alertNotificationTypes),
+  alert: z.object({
+    id,
+    condition: z.enum(alertConditionIds),
+    severity: z.enum(alertSeverities),
+    summary: z.string(),
+    subject: z.string().meta({
+      description:
+        "What it is about: runbook:<name>, batch:<id>, phase:<id>, pool:<workerId>, subscription:<topic>/<name>",
+    }),
+    runbookName: z.string().nullable().meta({
+      description:
+        "Its runbook, when it has one (that runbook's webhooks receive it too); null: global webhooks only",
+    }),
+    batchId: id.nullable(),
+    details: z
+      .record(z.string(), z.unknown())
+      .meta({ description: "Counts, reason codes and ids; never member data" }),
+    raisedAt: z.iso.datetime({ offset: true }),
+    resolvedAt: z.iso.datetime({ offset: true }).nullable(),
+  }),
+});
+export type AlertPayload = z.infer<typeof alertPayloadSchema>;
+
 export const pingPayloadSchema = z.object({
   ...common,
   type: z.literal(pingType),
@@ -125,6 +159,7 @@ export const notificationPayloadSchema = z
     phaseEndedPayloadSchema,
     phaseApprovalPayloadSchema,
     memberFailedPayloadSchema,
+    alertPayloadSchema,
     pingPayloadSchema,
   ])
   .meta({ id: "NotificationPayload" });
@@ -179,6 +214,14 @@ export function webhookDeliveryEnvelope(body: WebhookDeliveryMessage, at?: Date)
  */
 export function notificationIdFor(type: NotificationType, entityId: number, eventId: number): string {
   return `${type}:${entityId}:${eventId}`;
+}
+
+/**
+ * The runbook whose webhooks an event also goes to (global webhooks always get it): the batch's,
+ * or an alert's own (null for an alert about no runbook: dead letters, a worker pool).
+ */
+export function notificationRunbook(payload: EventNotification): string | null {
+  return "batch" in payload ? payload.batch.runbookName : payload.alert.runbookName;
 }
 
 /**

@@ -4,6 +4,7 @@ export type { InstrumentBusOptions } from "./instrumented-bus.ts";
 export { createMetrics, processMetrics } from "./metrics.ts";
 export type { CreateMetricsOptions, Metrics } from "./metrics.ts";
 export type { PacingMetrics, PacingMetricsReading } from "./pacing-metrics.ts";
+export type { AlertMetrics, OpenAlertCount } from "./alert-metrics.ts";
 export { sendMetrics, startMetricsServer } from "./metrics-endpoint.ts";
 export type { MetricsServer, MetricsServerOptions } from "./metrics-endpoint.ts";
 export { httpTelemetry, requestTelemetryOf, REQUEST_ID_HEADER } from "./http-telemetry.ts";

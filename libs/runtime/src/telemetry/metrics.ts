@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client";
+import { createAlertMetrics, type AlertMetrics } from "./alert-metrics.ts";
 import { createPacingMetrics, type PacingMetrics } from "./pacing-metrics.ts";
 
 /**
@@ -20,6 +21,8 @@ export interface Metrics {
   readonly httpDuration: Histogram<"method" | "route" | "status">;
   /** The workers' job start rate and in-flight calls per API, read at scrape time (issue 30). */
   readonly workerPacing: PacingMetrics;
+  /** The open alerts per condition, read from the database at scrape time (issue 31, the scheduler). */
+  readonly alertsOpen: AlertMetrics;
   /** Prometheus text exposition of everything above plus Node's default metrics. */
   expose(): Promise<{ readonly contentType: string; readonly body: string }>;
 }
@@ -73,6 +76,7 @@ export function createMetrics(options: CreateMetricsOptions = {}): Metrics {
       registers,
     }),
     workerPacing: createPacingMetrics(registers),
+    alertsOpen: createAlertMetrics(registers),
     async expose() {
       return { contentType: registry.contentType, body: await registry.metrics() };
     },

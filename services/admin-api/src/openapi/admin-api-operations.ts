@@ -1,6 +1,7 @@
 import packageJson from "../../package.json" with { type: "json" };
 import { healthOperations } from "../http/health.operations.ts";
 import { problemTypeOperation } from "../http/problem-type.operations.ts";
+import { alertOperations } from "../routes/alerts.routes.ts";
 import { auditOperations } from "../routes/audit.routes.ts";
 import { authConfigOperations } from "../routes/auth-config.routes.ts";
 import { automationOperations } from "../routes/automation.routes.ts";
@@ -49,6 +50,7 @@ export function adminApiOperations(): readonly Operation[] {
     ...batchRedriveOperations,
     ...batchGridOperations,
     ...auditOperations,
+    ...alertOperations,
     ...tenantCheckOperations,
     ...tenantChangeOperations,
     ...workerPacingOperations,

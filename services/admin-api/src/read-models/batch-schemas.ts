@@ -177,7 +177,7 @@ export const statusEventSchema = z
     id,
     batchId: id.nullable(),
     // A batch's timeline holds only the first five; runbook and automation rows (audit) have no batch.
-    entity: z.enum(["batch", "member", "phase", "step", "init", "runbook", "automation", "webhook"]),
+    entity: z.enum(["batch", "member", "phase", "step", "init", "runbook", "automation", "webhook", "alert"]),
     entityId: id,
     fromStatus: z.string().nullable().meta({ description: "Null when the entity was created" }),
     toStatus: z.string(),

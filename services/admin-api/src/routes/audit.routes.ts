@@ -15,6 +15,8 @@ const auditEntities = [
   "runbook",
   "automation",
   "webhook",
+  // Never listed (alerts are the system's own, without an actor); here so every events row types.
+  "alert",
 ] as const;
 
 export const auditEventSchema = z

@@ -72,6 +72,7 @@ function urlsOf(routePath: string): readonly string[] | undefined {
     "/api/audit": ["/api/audit", `/api/audit?batchId=${batchId}`],
     "/api/tenant/changes": ["/api/tenant/changes", `/api/tenant/changes?batchId=${batchId}`],
     "/api/worker/pacing": ["/api/worker/pacing"],
+    "/api/alerts": ["/api/alerts", "/api/alerts?state=all"],
   };
   return urls[routePath];
 }

@@ -1,21 +1,17 @@
 import { InvalidArgumentError, type Command } from "commander";
+import { notificationTypes } from "@matoolkit/domain";
 import { z } from "zod";
 import { apiPath } from "../http/api-client.ts";
 import { action, type CommandRuntime } from "./action.ts";
 import { positiveId } from "./arguments.ts";
 import { readAs } from "./views.ts";
 
-/** The notification types a webhook can take (the server checks them too, naming the bad one). */
-const EVENT_TYPES = [
-  "batch.completed",
-  "batch.failed",
-  "phase.completed",
-  "phase.failed",
-  "member.failed",
-  "phase.awaiting_approval",
-  "phase.approved",
-  "phase.rejected",
-];
+/**
+ * The notification types a webhook can take (the server checks them too, naming the bad one):
+ * the domain's list, so a new type (the alerts' `alert.raised` / `alert.resolved`, issue 31) is
+ * never refused here while the server takes it.
+ */
+const EVENT_TYPES: readonly string[] = notificationTypes;
 
 const webhookView = z.looseObject({
   id: z.number(),

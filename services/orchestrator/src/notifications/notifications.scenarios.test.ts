@@ -2,7 +2,14 @@ import { randomBytes } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { deleteWebhook, insertWebhook, listDeliveries, type NotificationDelivery } from "@matoolkit/db";
+import { alertPayload } from "@matoolkit/commands";
+import {
+  deleteWebhook,
+  insertWebhook,
+  listDeliveries,
+  type Alert,
+  type NotificationDelivery,
+} from "@matoolkit/db";
 import {
   notificationMessageTypes,
   notificationPayloadSchema,
@@ -423,5 +430,93 @@ describe("deliveries under the outbound policy (issue 25)", () => {
       errorCode: "webhook.secret_unavailable",
     });
     expect(requestsTo("/foreign-key")).toHaveLength(0);
+  });
+});
+
+describe("alert notifications (issue 31)", () => {
+  const at = new Date("2030-06-01T12:00:00.000Z");
+  const alertRow = (
+    row: Partial<Alert> & Pick<Alert, "id" | "conditionId" | "subject" | "runbookName">,
+  ): Alert => ({
+    severity: "critical",
+    batchId: null,
+    details: {},
+    raisedAt: at,
+    resolvedAt: null,
+    ...row,
+  });
+  const fanOut = (payload: unknown, id: string) =>
+    handleNotificationMessage(
+      { db: h.db, logger: createLogger({ level: "silent", name: "test" }), settings: unusedSettings },
+      {
+        id,
+        topic: topics.notifications,
+        properties: { [routingProperties.messageType]: notificationMessageTypes.notification },
+        body: payload,
+        deliveryCount: 1,
+      },
+    );
+
+  it("an alert about no runbook goes to the global webhooks only, one about a runbook to its webhooks too, signed, in the alert shape", async () => {
+    const global = await webhook(`${base}/alerts-all`, null, ["alert.raised", "alert.resolved"]);
+    const scoped = await webhook(`${base}/alerts-hr`, "hr-alerts", ["alert.raised"]);
+    const other = await webhook(`${base}/alerts-other`, "other-runbook", ["alert.raised"]);
+    const deadLetters = alertPayload(
+      alertRow({
+        id: 9001,
+        conditionId: "dead-letters",
+        subject: "subscription:orchestrator-events/orchestrator",
+        runbookName: null,
+        details: { deadLetters: 2 },
+      }),
+      "alert.raised",
+      1,
+      at,
+    );
+    const failing = alertPayload(
+      alertRow({
+        id: 9002,
+        conditionId: "source-failing",
+        subject: "runbook:hr-alerts",
+        runbookName: "hr-alerts",
+      }),
+      "alert.raised",
+      2,
+      at,
+    );
+    await fanOut(deadLetters, "alert-1");
+    await fanOut(failing, "alert-2");
+    expect((await settled(global.id, 2)).map((row) => [row.event, row.status])).toEqual([
+      ["alert.raised", "delivered"],
+      ["alert.raised", "delivered"],
+    ]);
+    expect((await settled(scoped.id, 1)).map((row) => row.notificationId)).toEqual([failing.id]);
+    expect(await deliveriesOf(other.id)).toEqual([]);
+    const requests = requestsTo("/alerts-all");
+    expect(requests).toHaveLength(2);
+    for (const request of requests) {
+      const timestamp = String(request.headers["x-matoolkit-timestamp"]);
+      const signature = String(request.headers["x-matoolkit-signature"]);
+      expect(verifyWebhookSignature(SECRET, timestamp, request.body, signature)).toBe(true);
+    }
+    const bodies = requests.map((request) => notificationPayloadSchema.parse(JSON.parse(request.body)));
+    expect(bodies).toContainEqual({
+      schemaVersion: 1,
+      id: "alert.raised:9001:1",
+      type: "alert.raised",
+      occurredAt: "2030-06-01T12:00:00.000Z",
+      alert: {
+        id: 9001,
+        condition: "dead-letters",
+        severity: "critical",
+        summary: "Messages were dead-lettered",
+        subject: "subscription:orchestrator-events/orchestrator",
+        runbookName: null,
+        batchId: null,
+        details: { deadLetters: 2 },
+        raisedAt: "2030-06-01T12:00:00.000Z",
+        resolvedAt: null,
+      },
+    });
   });
 });

@@ -14,6 +14,7 @@ import {
   NonRetriableError,
   notificationMessageTypes,
   notificationPayloadSchema,
+  notificationRunbook,
   reasonCodes,
   routingProperties,
   webhookDeliveryEnvelope,
@@ -156,7 +157,11 @@ export async function handleNotificationMessage(scope: NotifierScope, delivery: 
 /** One delivery per subscribed webhook, and its first attempt queued, in one transaction. */
 async function fanOut(scope: NotifierScope, notification: EventNotification): Promise<void> {
   const created = await scope.db.transaction().execute(async (trx) => {
-    const webhookIds = await listSubscribedWebhookIds(trx, notification.batch.runbookName, notification.type);
+    const webhookIds = await listSubscribedWebhookIds(
+      trx,
+      notificationRunbook(notification),
+      notification.type,
+    );
     const rows = await insertDeliveries(
       trx,
       webhookIds.map((webhookId) => ({
