@@ -22,6 +22,8 @@ export interface BatchRef {
   readonly runbookVersion: number;
   /** The batch's change ticket / request id (issue 31); null when none. */
   readonly externalRef: string | null;
+  /** Who created the batch (batches.created_by, issue 31 item 7); null: the scheduler did. */
+  readonly createdBy: string | null;
 }
 
 export interface EndCounts {

@@ -45,7 +45,14 @@ export async function getBatchRef(
   db: Db,
   batchId: number,
 ): Promise<
-  { id: number; runbookName: string; runbookVersion: number; externalRef: string | null } | undefined
+  | {
+      id: number;
+      runbookName: string;
+      runbookVersion: number;
+      externalRef: string | null;
+      createdBy: string | null;
+    }
+  | undefined
 > {
   return db
     .selectFrom("batches")
@@ -55,6 +62,7 @@ export async function getBatchRef(
       "runbooks.name as runbookName",
       "runbooks.version as runbookVersion",
       "batches.externalRef",
+      "batches.createdBy",
     ])
     .where("batches.id", "=", batchId)
     .executeTakeFirst();

@@ -47,6 +47,11 @@ const batchRef = z
     externalRef: z.string().nullable().optional().meta({
       description: "The change ticket or request id the batch belongs to; null when it has none",
     }),
+    // Added with issue 31 item 7 (optional: messages queued before it have none).
+    createdBy: z.string().nullable().optional().meta({
+      description:
+        "The batch's initiator as recorded (the operator's identity for a manual batch); null for a batch the scheduler created",
+    }),
   })
   .meta({ description: "The batch the event belongs to" });
 const memberCounts = z

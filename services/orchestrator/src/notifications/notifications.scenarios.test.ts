@@ -191,10 +191,10 @@ describe("webhook notifications", () => {
       oneFails,
       membersWith(3, (index) => ({ Fails: index === 1 ? 1 : 0 })),
     );
-    // Issue 31: every payload names the batch's change ticket.
+    // Issue 31: every payload names the batch's change ticket and its initiator.
     await h.db
       .updateTable("batches")
-      .set({ externalRef: "CHG-WEBHOOK-1" })
+      .set({ externalRef: "CHG-WEBHOOK-1", createdBy: "alice@fabrikam.example" })
       .where("id", "=", batch.batchId)
       .execute();
     const global = await webhook(`${base}/global`, null);
@@ -233,6 +233,7 @@ describe("webhook notifications", () => {
         runbookName: batch.runbookName,
         runbookVersion: batch.runbookVersion,
         externalRef: "CHG-WEBHOOK-1",
+        createdBy: "alice@fabrikam.example",
       };
       expect(byType.get("member.failed")).toMatchObject({
         schemaVersion: 1,
@@ -326,6 +327,8 @@ describe("webhook notifications", () => {
     await runToEnd(other);
     const [row] = await settled(scoped.id, 1);
     expect(row).toMatchObject({ event: "phase.completed", status: "delivered" });
+    // A batch the scheduler created has no initiator: createdBy is null, as batches.created_by.
+    expect(row!.payload).toMatchObject({ batch: { id: batch.batchId, createdBy: null } });
 
     // A duplicate completion check changes nothing and notifies nothing.
     expect(await checkPhaseCompletion(h.db, batch.phases[0]!.id)).toBeUndefined();
