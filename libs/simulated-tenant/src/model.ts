@@ -125,3 +125,15 @@ export interface TenantChange {
   /** What changed, in a few words (property names and new values). */
   readonly detail: string;
 }
+
+/** A mail the tenant accepted through Graph sendMail (graph/send-mail-routes.ts). */
+export interface SentMail {
+  /** The sending mailbox's UPN. */
+  readonly from: string;
+  readonly subject: string;
+  readonly contentType: "text" | "html";
+  readonly content: string;
+  readonly to: readonly string[];
+  readonly saveToSentItems: boolean;
+  readonly at: string;
+}

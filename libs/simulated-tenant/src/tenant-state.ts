@@ -1,5 +1,12 @@
 import { randomUUID } from "node:crypto";
-import type { DirectoryGroup, DirectoryUser, ExchangeRecipient, Invitation, TenantChange } from "./model.ts";
+import type {
+  DirectoryGroup,
+  DirectoryUser,
+  ExchangeRecipient,
+  Invitation,
+  SentMail,
+  TenantChange,
+} from "./model.ts";
 import { realServiceBehaviours, type TenantBehaviours } from "./behaviours.ts";
 import { realServicePrerequisiteRules, type PrerequisiteRules } from "./prerequisite-rules.ts";
 import { ReplicatedCollection } from "./replicated-collection.ts";
@@ -39,6 +46,7 @@ export class TenantState {
   /** B2B and mailbox-move prerequisites; changeable at run time (PUT /_simulator/settings). */
   prerequisites: PrerequisiteRules;
   readonly #changes: TenantChange[] = [];
+  readonly #sentMail: SentMail[] = [];
 
   constructor(options: TenantStateOptions) {
     this.tenantId = options.tenantId;
@@ -80,13 +88,23 @@ export class TenantState {
     return [...this.#changes];
   }
 
-  /** Empties every collection and the change log (before a re-seed). */
+  recordSentMail(mail: SentMail): void {
+    this.#sentMail.push(mail);
+  }
+
+  /** The mails sent through Graph sendMail, oldest first. */
+  sentMail(): readonly SentMail[] {
+    return [...this.#sentMail];
+  }
+
+  /** Empties every collection, the change log and the sent mail (before a re-seed). */
   clear(): void {
     this.users.clear();
     this.groups.clear();
     this.invitations.clear();
     this.recipients.clear();
     this.#changes.length = 0;
+    this.#sentMail.length = 0;
   }
 
   /** A user by id or UPN (Graph accepts both in `/users/{id | userPrincipalName}`). */

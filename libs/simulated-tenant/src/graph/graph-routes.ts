@@ -5,6 +5,7 @@ import { groupsRoutes } from "./groups-routes.ts";
 import { invitationRoutes } from "./invitation-routes.ts";
 import { authorizationPolicyRoutes } from "./invitation-policy.ts";
 import { membershipRoutes } from "./membership-routes.ts";
+import { sendMailRoutes } from "./send-mail-routes.ts";
 import { usersRoutes } from "./users-routes.ts";
 
 /**
@@ -21,6 +22,7 @@ export function graphRoutes(context: SimulatorContext): Router {
   versioned.use(invitationRoutes(context));
   versioned.use(conversionRoutes(context));
   versioned.use(authorizationPolicyRoutes(context));
+  versioned.use(sendMailRoutes(context));
   const router = Router();
   router.use(["/v1.0", "/beta"], versioned);
   return router;
