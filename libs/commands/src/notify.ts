@@ -1,5 +1,6 @@
 import { enqueueOutbox, getBatchRef, hasSubscribedWebhook, lastEventIdOf, type Db } from "@matoolkit/db";
 import {
+  emailNotificationTypes,
   NOTIFICATION_SCHEMA_VERSION,
   notificationEnvelope,
   notificationIdFor,
@@ -13,7 +14,10 @@ import {
  * Queues webhook notifications (issue 12) in the caller's transaction, the one that made the
  * change they report: committed together (the notification goes out iff the change happened, and
  * only the transition's winner gets here), through the outbox like every other message.
- * Nothing is queued when no enabled webhook takes the event (one indexed probe).
+ * Nothing is queued when no enabled webhook takes the event (one indexed probe), except the
+ * events the optional email notifier may mail (issue 31 item 7: a batch's end, an approval
+ * request): those are queued always, one message per batch end or gate, because whether email is
+ * on is the orchestrator's configuration, not known to every process that queues them.
  */
 
 export interface BatchRef {
@@ -143,6 +147,8 @@ export async function notifyMemberFailed(
   });
 }
 
+const mailableTypes: ReadonlySet<NotificationType> = new Set(emailNotificationTypes);
+
 async function subscribedBatch(
   trx: Db,
   batchId: number,
@@ -150,6 +156,7 @@ async function subscribedBatch(
 ): Promise<BatchRef | undefined> {
   const batch = await getBatchRef(trx, batchId);
   if (batch === undefined) return undefined;
+  if (mailableTypes.has(type)) return batch;
   return (await hasSubscribedWebhook(trx, batch.runbookName, type)) ? batch : undefined;
 }
 

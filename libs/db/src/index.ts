@@ -26,6 +26,7 @@ export type * from "./api-idempotency-keys.table.ts";
 export type * from "./batch-source-fingerprints.table.ts";
 export type * from "./webhooks.table.ts";
 export * from "./notification-deliveries.table.ts";
+export * from "./notification-emails.table.ts";
 
 // Repositories: every function takes the Db (or a Transaction) first, so callers compose them.
 export * from "./runbooks.repository.ts";
@@ -58,6 +59,7 @@ export * from "./api-idempotency-keys.repository.ts";
 export * from "./batch-duplicates.repository.ts";
 export * from "./webhooks.repository.ts";
 export * from "./notification-deliveries.repository.ts";
+export * from "./notification-emails.repository.ts";
 export * from "./outcomes.repository.ts";
 export * from "./redrive.repository.ts";
 export * from "./secret-masking.repository.ts";

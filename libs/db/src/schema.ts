@@ -12,6 +12,7 @@ import type { ApiIdempotencyKeysTable } from "./api-idempotency-keys.table.ts";
 import type { BatchSourceFingerprintsTable } from "./batch-source-fingerprints.table.ts";
 import type { WebhooksTable } from "./webhooks.table.ts";
 import type { NotificationDeliveriesTable } from "./notification-deliveries.table.ts";
+import type { NotificationEmailsTable } from "./notification-emails.table.ts";
 import type { AlertsTable } from "./alerts.table.ts";
 
 /**
@@ -33,5 +34,6 @@ export interface Database {
   batchSourceFingerprints: BatchSourceFingerprintsTable;
   webhooks: WebhooksTable;
   notificationDeliveries: NotificationDeliveriesTable;
+  notificationEmails: NotificationEmailsTable;
   alerts: AlertsTable;
 }

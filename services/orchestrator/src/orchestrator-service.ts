@@ -34,6 +34,7 @@ import { RunbookCache } from "./runbook-cache.ts";
 import { timeOutStuckExecutions } from "./stuck-executions.ts";
 import { createBatchWorkflowHost } from "./workflow/batch-workflow-host.ts";
 import { startNotifier, type NotifierOptions } from "./notifications/notifier.ts";
+import type { EmailNotifier } from "./notifications/email-notifier.ts";
 import type { SecretKeyring } from "@matoolkit/platform";
 
 export interface OrchestratorOptions {
@@ -50,6 +51,8 @@ export interface OrchestratorOptions {
   readonly notifier?: NotifierOptions;
   /** Opens webhook secrets (sealed at rest) at send time; without it no webhook is sent (compose.ts passes it). */
   readonly secrets?: SecretKeyring;
+  /** Email notifications (MATOOLKIT_NOTIFY_EMAIL=on, issue 31 item 7): the sender and its Graph client. */
+  readonly mail?: EmailNotifier;
   /** Batch progression (one durable workflow per batch); absent only in handler-level tests. */
   readonly workflows?: {
     readonly engine: WorkflowEngine;
@@ -126,7 +129,13 @@ export async function startOrchestratorService(options: OrchestratorOptions): Pr
   );
   // Webhook notifications (issue 12): the notifications topic, on its own subscription.
   const notifier = await startNotifier(
-    { db: options.db, bus: options.bus, logger, secrets: options.secrets },
+    {
+      db: options.db,
+      bus: options.bus,
+      logger,
+      secrets: options.secrets,
+      ...(options.mail === undefined ? {} : { mail: options.mail }),
+    },
     options.notifier,
   );
   return {

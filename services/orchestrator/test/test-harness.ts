@@ -19,6 +19,7 @@ import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { createFunctionRegistry, startWorkerService, type WorkerService } from "@matoolkit/worker";
 import type { OrchestratorContext } from "../src/context.ts";
 import type { NotifierOptions } from "../src/notifications/notifier.ts";
+import type { EmailNotifier } from "../src/notifications/email-notifier.ts";
 import { SecretKeyring, secretKeyOf } from "@matoolkit/platform";
 import {
   handleOrchestratorEvent,
@@ -62,6 +63,8 @@ export interface HarnessOptions {
   readonly notifier?: NotifierOptions;
   /** The webhook secrets key; default a fresh random one (Harness.secrets). */
   readonly secrets?: SecretKeyring;
+  /** Email notifications (issue 31 item 7): the sender and a Graph client (the simulated tenant's). */
+  readonly mail?: EmailNotifier;
   /** Orchestrator processes consuming the same bus and database (default 1). */
   readonly orchestrators?: number;
   /**
@@ -109,6 +112,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       phaseStartChunk: 2,
       secrets,
       ...(options.notifier === undefined ? {} : { notifier: options.notifier }),
+      ...(options.mail === undefined ? {} : { mail: options.mail }),
       ...(options.workflowHost === true
         ? {
             workflows: {

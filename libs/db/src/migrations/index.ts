@@ -19,6 +19,7 @@ import { dropUnusedJobIdIndexesMigration } from "./0017_drop_unused_job_id_index
 import { batchSearchMigration } from "./0018_batch_search.ts";
 import { retentionMigration } from "./0019_retention.ts";
 import { alertsMigration } from "./0020_alerts.ts";
+import { notificationEmailsMigration } from "./0021_notification_emails.ts";
 
 /** Applied in key order by migrate.ts; names sort lexically, hence the zero-padded prefix. */
 export const migrations: Record<string, Migration> = {
@@ -42,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   "0018_batch_search": batchSearchMigration,
   "0019_retention": retentionMigration,
   "0020_alerts": alertsMigration,
+  "0021_notification_emails": notificationEmailsMigration,
 };

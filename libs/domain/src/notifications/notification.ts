@@ -32,6 +32,17 @@ export const notificationTypes = [
 ] as const;
 export type NotificationType = (typeof notificationTypes)[number];
 
+/**
+ * The events the optional email notifier (MATOOLKIT_NOTIFY_EMAIL, issue 31 item 7) mails to the
+ * batch's initiator and the configured list: a batch's end and an approval request. (An
+ * operator's cancel queues no notification, so it sends no email either.)
+ */
+export const emailNotificationTypes = [
+  "batch.completed",
+  "batch.failed",
+  "phase.awaiting_approval",
+] as const satisfies readonly NotificationType[];
+
 /** Sent by POST /api/webhooks/{id}/test, whatever the webhook subscribes to. */
 export const pingType = "ping";
 

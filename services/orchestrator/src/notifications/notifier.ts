@@ -32,6 +32,7 @@ import {
   type MessageBus,
 } from "@matoolkit/runtime";
 import { sendWebhook, type WebhookAnswer } from "./send-webhook.ts";
+import { mailNotification, type EmailNotifier } from "./email-notifier.ts";
 
 /**
  * The notifier (issue 12): consumes the `notifications` topic with its own subscription.
@@ -83,6 +84,8 @@ export async function startNotifier(
     readonly logger: Logger;
     /** Opens each webhook's sealed secret at send time; absent: nothing is sent (secret unavailable). */
     readonly secrets: SecretKeyring | undefined;
+    /** Email notifications (MATOOLKIT_NOTIFY_EMAIL=on, issue 31 item 7); absent: none. */
+    readonly mail?: EmailNotifier;
   },
   options: NotifierOptions = {},
 ): Promise<Notifier> {
@@ -102,7 +105,10 @@ export async function startNotifier(
     { ...notificationsSubscription, concurrency: options.concurrency ?? 16 },
     async (delivery) => {
       if (stopping.signal.aborted) throw new DeliveryDeferredError("notifier stopping");
-      await handleNotificationMessage({ db: deps.db, logger, settings }, delivery);
+      await handleNotificationMessage(
+        { db: deps.db, logger, settings, ...(deps.mail === undefined ? {} : { mail: deps.mail }) },
+        delivery,
+      );
     },
   );
   return { stop: () => stopping.abort(new DeliveryDeferredError("notifier stopping")) };
@@ -123,6 +129,7 @@ interface NotifierScope {
   readonly db: Db;
   readonly logger: Logger;
   readonly settings: DeliverySettings;
+  readonly mail?: EmailNotifier;
 }
 
 export async function handleNotificationMessage(scope: NotifierScope, delivery: Delivery): Promise<void> {
@@ -138,6 +145,14 @@ export async function handleNotificationMessage(scope: NotifierScope, delivery: 
         );
       }
       await fanOut(scope, parsed.data);
+      if (scope.mail !== undefined) {
+        const { db, logger, settings } = scope;
+        await mailNotification(
+          { db, logger, now: settings.now, signal: settings.signal },
+          scope.mail,
+          parsed.data,
+        );
+      }
       return;
     }
     case notificationMessageTypes.webhookDelivery: {
