@@ -66,7 +66,8 @@ export async function startAll(given: Record<string, string | undefined>): Promi
   const worker = workerPart(env);
   const parts = [
     // Started before the admin API: with the secrets key in Key Vault, it creates a missing one.
-    orchestratorPart(env, { createsSecretsKey: true }),
+    // Email notifications, if on, go through the worker's tenant (started just after).
+    orchestratorPart(env, { createsSecretsKey: true, tenantGraph: worker.tenantGraph }),
     // No idle exit here: the other services of this process are not idle when the worker is.
     capturingChangeLog(worker, (log) => (changeLog = log)),
     schedulerPart(env, { dataSources }),

@@ -12,6 +12,9 @@ import {
   type StartedService,
 } from "@matoolkit/platform";
 import { orchestratorConfigFromEnv } from "./orchestrator-config.ts";
+import { emailNotifyConfigFromEnv } from "./notifications/email-config.ts";
+import { sharedMailGraph, standaloneMailGraph, type MailGraph } from "./notifications/email-graph.ts";
+import type { GraphMailClient } from "./notifications/email-notifier.ts";
 import { startOrchestratorService } from "./orchestrator-service.ts";
 
 /**
@@ -25,9 +28,16 @@ export function orchestratorPart(
   options: {
     /** all-in-one: the process also hosts the admin API (started after this part), so it may create the key. */
     readonly createsSecretsKey?: boolean;
+    /**
+     * all-in-one: the Graph client of this process's worker (its tenant), for email
+     * notifications; absent, a standalone orchestrator builds its own from the tenant variables.
+     */
+    readonly tenantGraph?: () => GraphMailClient | undefined;
   } = {},
 ): ServicePart<Platform> {
   const config = orchestratorConfigFromEnv(env);
+  // Email notifications (issue 31 item 7), off unless MATOOLKIT_NOTIFY_EMAIL=on.
+  const email = emailNotifyConfigFromEnv(env);
   // Webhooks: where deliveries may go, and the key that opens their secrets (read here, once).
   const outbound = webhookOutboundPolicyFromEnv(env);
   const { dataDir, databaseUrl } = platformConfigFromEnv(env);
@@ -61,12 +71,26 @@ export function orchestratorPart(
             "MATOOLKIT_SECRETS_KEYVAULT_URL)",
         );
       }
+      let mailGraph: MailGraph | undefined;
+      if (email.enabled) {
+        mailGraph =
+          options.tenantGraph === undefined
+            ? await standaloneMailGraph(env, platform.logger)
+            : sharedMailGraph(options.tenantGraph);
+        platform.logger.info(
+          { recipients: email.to.length, tenant: mailGraph.description },
+          "email notifications on: batch ends and approval requests are mailed through Graph sendMail",
+        );
+      }
       const orchestrator = await startOrchestratorService({
         db: platform.db,
         bus: platform.bus,
         logger: platform.logger,
         secrets,
         notifier: { outbound },
+        ...(email.enabled && mailGraph !== undefined
+          ? { mail: { from: email.from, to: email.to, graph: mailGraph.graph } }
+          : {}),
         concurrency: config.concurrency,
         workflows: {
           engine: platform.workflows,
@@ -80,7 +104,10 @@ export function orchestratorPart(
           await orchestrator.startWorkflows();
           platform.logger.info("orchestrator consuming orchestrator-events and worker-results");
         },
-        stop: () => orchestrator.stop(),
+        stop: async () => {
+          await orchestrator.stop();
+          await mailGraph?.close();
+        },
       };
     },
   };

@@ -1,6 +1,7 @@
 import { NonRetriableError, reasonCodes, type TenantChecker } from "@matoolkit/domain";
 import type { RuntimePlatform, ServicePart, StartedService } from "@matoolkit/platform";
 import type { TenantChangeLog } from "./tenant/simulated-tenant-changes.ts";
+import type { GraphClient } from "./tenant/graph-client.ts";
 import { tenantConfigFromEnv } from "./tenant/tenant-config.ts";
 import type { WorkerPacingReading } from "./pacing/worker-pacing.ts";
 import { pacingSettingsOf, workerConfigFromEnv } from "./worker-config.ts";
@@ -29,6 +30,11 @@ export interface WorkerPart extends ServicePart<RuntimePlatform, StartedWorker> 
   readonly checkTenant: TenantChecker;
   /** The started worker's pacing; none before it started or after it stopped. */
   readonly pacing: () => readonly WorkerPacingReport[];
+  /**
+   * The started worker's tenant Graph client, for a service of the same process (all-in-one's
+   * orchestrator mails notifications with it); undefined before it started or after it stopped.
+   */
+  readonly tenantGraph: () => GraphClient | undefined;
 }
 
 /**
@@ -48,6 +54,7 @@ export function workerPart(
   tenantConfigFromEnv(env);
   let started: TenantChecker | undefined;
   let pacing: (() => WorkerPacingReport) | undefined;
+  let graph: GraphClient | undefined;
   return {
     name: "worker",
     checkTenant: (request, signal) => {
@@ -60,6 +67,7 @@ export function workerPart(
       return started(request, signal);
     },
     pacing: () => (pacing === undefined ? [] : [pacing()]),
+    tenantGraph: () => graph,
     needs: { sql: false, outboxRelay: false, workerJobDeadLetters: false },
     async start(platform): Promise<StartedWorker> {
       // Custom functions and the tenant (an in-process simulated one with MATOOLKIT_TENANT=simulated).
@@ -86,6 +94,7 @@ export function workerPart(
               }),
         });
         started = runtime.checkTenant;
+        graph = runtime.tenant.graph;
         pacing = () => ({ workerId: config.workerId, ...worker.pacing() });
         return {
           tenantDescription: runtime.tenantDescription,
@@ -94,6 +103,7 @@ export function workerPart(
           stop: async () => {
             started = undefined;
             pacing = undefined;
+            graph = undefined;
             await worker.stop();
             await runtime.close();
           },
