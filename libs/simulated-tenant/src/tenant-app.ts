@@ -36,6 +36,7 @@ export const simulatedGraphAppRoles = [
   "Policy.ReadWrite.Authorization",
   "Domain.Read.All",
   "Domain.ReadWrite.All",
+  "Mail.Send",
 ] as const;
 
 /** What a worker app is granted by default: what the standard functions and the check need. */
@@ -47,6 +48,8 @@ export const defaultGraphGrants: readonly string[] = [
   "Application.Read.All",
   "Policy.Read.All",
   "Domain.Read.All",
+  // Email notifications (MATOOLKIT_NOTIFY_EMAIL, issue 31 item 7) send through this app.
+  "Mail.Send",
 ];
 
 export const exchangeRoles = ["Exchange Administrator", "Exchange Recipient Administrator"] as const;

@@ -14,6 +14,8 @@ interface GatedOperation {
   readonly method: string;
   readonly path: RegExp;
   readonly anyOf: readonly string[];
+  /** The refusal when it is not the directory's (default Authorization_RequestDenied). */
+  readonly denied?: { readonly code: string; readonly message: string };
 }
 
 const userWrite = ["User.ReadWrite.All", "Directory.ReadWrite.All"];
@@ -57,6 +59,14 @@ const gated: readonly GatedOperation[] = [
     path: /^\/domains\/?$/u,
     anyOf: ["Domain.Read.All", "Domain.ReadWrite.All", "Directory.Read.All", "Directory.ReadWrite.All"],
   },
+  // https://learn.microsoft.com/en-us/graph/api/user-sendmail (application: Mail.Send). Mail is
+  // Exchange's: its refusal is 403 ErrorAccessDenied, not the directory's code.
+  {
+    method: "POST",
+    path: /^\/users\/[^/]+\/sendMail\/?$/u,
+    anyOf: ["Mail.Send"],
+    denied: { code: "ErrorAccessDenied", message: "Access is denied. Check credentials and try again." },
+  },
 ];
 
 export function appPermissionGate(app: TenantApp) {
@@ -64,11 +74,11 @@ export function appPermissionGate(app: TenantApp) {
     const path = decodeURIComponent(request.path);
     const operation = gated.find((entry) => entry.method === request.method && entry.path.test(path));
     if (operation !== undefined && !app.hasAnyGraphPermission(operation.anyOf)) {
-      response
-        .status(403)
-        .json(
-          graphErrorBody("Authorization_RequestDenied", "Insufficient privileges to complete the operation."),
-        );
+      const denied = operation.denied ?? {
+        code: "Authorization_RequestDenied",
+        message: "Insufficient privileges to complete the operation.",
+      };
+      response.status(403).json(graphErrorBody(denied.code, denied.message));
       return;
     }
     next();

@@ -82,6 +82,14 @@ describe("simulated Graph sendMail", () => {
     expect(tenant.state.sentMail()).toEqual([]);
   });
 
+  it("refuses an app without the application permission Mail.Send: 403 ErrorAccessDenied", async () => {
+    tenant.app.revokeGraphPermission("Mail.Send");
+    const answer = await sendMail("ops@fabrikam.example", message(["a@x.example"]));
+    expect(answer.status).toBe(403);
+    expect(answer.body.error.code).toBe("ErrorAccessDenied");
+    expect(tenant.state.sentMail()).toEqual([]);
+  });
+
   it("answers 400 to no recipients, a recipient without an address, and an unknown content type", async () => {
     expect((await sendMail("ops@fabrikam.example", message([]))).status).toBe(400);
     expect((await sendMail("ops@fabrikam.example", { message: { subject: "x" } })).status).toBe(400);

@@ -40,6 +40,7 @@ describe("the worker app's grants", () => {
       "Application.Read.All",
       "Domain.Read.All",
       "GroupMember.ReadWrite.All",
+      "Mail.Send",
       "Policy.Read.All",
       "User-ConvertToInternal.ReadWrite.All",
       "User.Invite.All",
@@ -86,7 +87,7 @@ describe("the worker app's grants", () => {
     const put = await fetch(`${simulator.url}/_simulator/app`, {
       method: "PUT",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ graphPermissions: ["Mail.Send"] }),
+      body: JSON.stringify({ graphPermissions: ["Mail.ReadWrite"] }),
     });
     expect(put.status).toBe(400);
     expect(((await put.json()) as any).error).toMatch(/^graphPermissions\.0: /u);

@@ -124,9 +124,13 @@ describe("email notifications on", () => {
     expect(mail!.content).toContain(`matoolkit batch show ${batch.batchId}`);
     // Member keys (UPNs at contoso) never travel.
     expect(JSON.stringify(mail)).not.toContain("contoso");
-    expect(await emailRows(on, batch.batchId)).toEqual([
-      { event: "batch.completed", status: "sent", recipients: 2, http_status: 202 },
-    ]);
+    // Recorded just after the tenant's 202.
+    const recorded = await eventually(
+      () => emailRows(on, batch.batchId),
+      (rows) => rows.every((row) => row.status !== "sending"),
+      "the email recorded",
+    );
+    expect(recorded).toEqual([{ event: "batch.completed", status: "sent", recipients: 2, http_status: 202 }]);
     // The tenant's change log says a mail went, not to whom.
     const change = tenant.state.changes().at(-1);
     expect(change).toMatchObject({ operation: "POST /v1.0/users/:id/sendMail", target: SENDER });
@@ -189,7 +193,13 @@ phases:
       subject: `[matoolkit] Approval needed: batch ${batch.batchId} (${batch.runbookName}), phase cutover`,
     });
     expect(mail!.content).toContain("awaits approval");
-    expect(await emailRows(on, batch.batchId)).toEqual([
+    // Recorded just after the tenant's 202.
+    const recorded = await eventually(
+      () => emailRows(on, batch.batchId),
+      (rows) => rows.every((row) => row.status !== "sending"),
+      "the email recorded",
+    );
+    expect(recorded).toEqual([
       { event: "phase.awaiting_approval", status: "sent", recipients: 2, http_status: 202 },
     ]);
   });
