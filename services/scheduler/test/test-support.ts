@@ -11,7 +11,9 @@ import {
 } from "@matoolkit/db";
 import {
   isOrchestratorEventType,
+  notificationPayloadSchema,
   orchestratorEventSchemas,
+  topics,
   type OrchestratorEventType,
 } from "@matoolkit/domain";
 import { createDataSourceClient } from "@matoolkit/datasources";
@@ -177,11 +179,20 @@ export interface SentMessage {
   readonly body: Record<string, unknown>;
 }
 
-/** Outbox rows queued since the last call, checked against their wire schema, then removed. */
+/**
+ * Outbox rows queued since the last call, checked against their wire schema, then removed. The
+ * orchestrator events are returned; notifications (a gate's `phase.awaiting_approval`, queued for
+ * the email notifier even without a webhook) are checked and left out.
+ */
 export async function takeOutbox(db: Db): Promise<SentMessage[]> {
   const rows = await db.deleteFrom("outbox").returningAll().execute();
   return rows
     .sort((a, b) => a.id - b.id)
+    .filter((row) => {
+      if (row.topic !== topics.notifications) return true;
+      notificationPayloadSchema.parse(row.body);
+      return false;
+    })
     .map((row) => {
       const type = (row.properties as Record<string, string>).MessageType;
       if (!isOrchestratorEventType(type)) throw new Error(`unknown MessageType ${String(type)}`);
