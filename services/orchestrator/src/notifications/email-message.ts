@@ -15,7 +15,7 @@ export function emailMessageFor(notification: EventNotification): EmailMessage |
   const runbook = `${batch.runbookName} v${batch.runbookVersion}`;
   const where = [
     `Details: matoolkit batch show ${batch.id}`,
-    `(admin API: GET /api/batches/${batch.id}, dashboard: /batches/${batch.id})`,
+    `(admin API: GET /api/batches/${batch.id}, dashboard: #/batches/${batch.id})`,
   ];
   switch (notification.type) {
     case "batch.completed":
