@@ -224,7 +224,7 @@ describe("GET /api/batches/{id}/progress", () => {
     });
     const lines = (await report.text()).trimEnd().split(/\r?\n/);
     expect(lines[2]).toMatch(
-      /,l@contoso\.test,active,skipped,,2026-01-01T10:00:02\.000Z,skipped,,2026-01-01T10:00:02\.000Z$/,
+      /,l@contoso\.test,active,skipped,,2026-01-01T10:00:02\.000Z,skipped,,2026-01-01T10:00:02\.000Z,$/,
     );
     const events = await harness.request("GET", `/batches/${batchId}/events`, { token: harness.readerToken });
     expect(
