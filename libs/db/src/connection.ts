@@ -3,6 +3,11 @@ import pg from "pg";
 import { parseIntoClientConfig } from "pg-connection-string";
 import { QueryBuilderCamelCasePlugin } from "./camel-case.ts";
 import type { Database } from "./schema.ts";
+import {
+  defaultStatementCachePolicy,
+  statementCachingClient,
+  type StatementCachePolicy,
+} from "./statement-cache.ts";
 
 // INT8 (count(*), bigint ids) as JS numbers: our counts and ids stay far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
@@ -35,12 +40,21 @@ export interface DatabaseOptions {
   /** Pool size; each service process holds one pool. */
   readonly maxConnections?: number;
   readonly applicationName?: string;
+  /**
+   * Prepares the statements each connection repeats (statement-cache.ts); on by default. false
+   * for a transaction-pooling proxy that does not keep a connection's prepared statements.
+   */
+  readonly prepareStatements?: boolean | StatementCachePolicy;
 }
 
 export type Db = Kysely<Database>;
 
 export function createDb(options: DatabaseOptions): Db {
+  const prepare = options.prepareStatements ?? true;
   const pool = new pg.Pool({
+    ...(prepare === false
+      ? {}
+      : { Client: statementCachingClient(prepare === true ? defaultStatementCachePolicy : prepare) }),
     ...pgConnectionConfig(options.connectionString, options.password),
     max: options.maxConnections ?? 10,
     application_name: options.applicationName ?? "matoolkit",

@@ -1,5 +1,6 @@
 // Connection, migrations and the embedded server.
 export * from "./connection.ts";
+export * from "./statement-cache.ts";
 export * from "./embedded-postgres.ts";
 export * from "./migrate.ts";
 export * from "./schema-status.ts";

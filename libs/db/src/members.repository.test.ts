@@ -46,6 +46,23 @@ describe("members", () => {
     expect((await listMembers(db, batch.id)).map((member) => member.memberKey)).toEqual(["a", "b"]);
   });
 
+  it("keeps skipping active keys once the insert is a prepared statement with a generic plan", async () => {
+    const { batch } = await seedBatch(db, 0);
+    // One connection: from the sixth execution PostgreSQL may plan the prepared statement
+    // without its parameters, and the ON CONFLICT arbiter (a partial unique index) must still match.
+    await db.connection().execute(async (connection) => {
+      for (let round = 0; round < 8; round += 1) {
+        const added = await insertMembers(connection, batch.id, [
+          { memberKey: "same", data: {} },
+          { memberKey: `new-${round}`, data: {} },
+        ]);
+        expect(added.map((member) => member.memberKey)).toEqual(
+          round === 0 ? ["same", "new-0"] : [`new-${round}`],
+        );
+      }
+    });
+  });
+
   it("fails or removes an active member once, stamping when", async () => {
     const { batch, members } = await seedBatch(db, 2);
     const failed = await transitionMember(db, members[0]!.id, "fail", { reason: "step.failed" });

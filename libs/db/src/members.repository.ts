@@ -63,8 +63,11 @@ async function insertMemberRows(
     const insert = db
       .insertInto("batchMembers")
       .values(values)
+      // The partial unique index's predicate as a literal, not a parameter: PostgreSQL matches
+      // the arbiter index when it plans, and a generic plan of the prepared statement
+      // (statement-cache.ts) knows no parameter values ("no unique or exclusion constraint").
       .onConflict((conflict) =>
-        conflict.columns(["batchId", "memberKey"]).where("status", "=", "active").doNothing(),
+        conflict.columns(["batchId", "memberKey"]).where("status", "=", sql.lit("active")).doNothing(),
       );
     if (readBack) {
       const inserted = await insert.returningAll().execute();

@@ -131,6 +131,7 @@ async function boot(
           db: database.db,
           logger: log,
           dedupeWindowSeconds: config.dedupeWindowSeconds,
+          prepareStatements: config.databasePrepareStatements,
         })
       : undefined;
   const dapr: DaprRuntime | undefined =

@@ -71,6 +71,7 @@ export async function openDatabase(
     ...(password === undefined ? {} : { password }),
     applicationName,
     maxConnections: config.databasePoolSize,
+    prepareStatements: config.databasePrepareStatements,
   });
   try {
     await prepareSchema(db, schema, logger);

@@ -22,6 +22,12 @@ describe("platform configuration", () => {
     expect(() => platformConfigFromEnv({ MATOOLKIT_DB_POOL_SIZE: "many" })).toThrow(/MATOOLKIT_DB_POOL_SIZE/);
   });
 
+  it("prepares repeated statements unless MATOOLKIT_DB_PREPARE turns it off", () => {
+    expect(platformConfigFromEnv({}).databasePrepareStatements).toBe(true);
+    expect(platformConfigFromEnv({ MATOOLKIT_DB_PREPARE: "off" }).databasePrepareStatements).toBe(false);
+    expect(() => platformConfigFromEnv({ MATOOLKIT_DB_PREPARE: "sometimes" })).toThrow(/MATOOLKIT_DB_PREPARE/);
+  });
+
   it("applies the dapr and aca presets, and lets one port's variable override its preset", () => {
     expect(platformConfigFromEnv({ ...server, MATOOLKIT_RUNTIME: "dapr" }).adapters).toEqual({
       bus: "dapr",

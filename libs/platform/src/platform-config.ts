@@ -64,6 +64,11 @@ export const platformConfigSchema = z
      * worker concurrency, 10 made jobs queue for a connection rather than for work.
      */
     databasePoolSize: z.coerce.number().int().min(2).max(500).default(30),
+    /**
+     * Server-side prepared statements for what a connection repeats (libs/db statement-cache.ts):
+     * off only behind a transaction-pooling proxy that loses them (PgBouncer before 1.21).
+     */
+    databasePrepareStatements: z.stringbool().default(true),
     daprHttpEndpoint: z.string().optional(),
     daprHttpPort: z.coerce.number().int().min(1).max(65535).default(3500),
     daprGrpcPort: z.coerce.number().int().min(1).max(65535).default(50001),
@@ -191,6 +196,7 @@ export const platformConfigSchema = z
       logLevel: raw.logLevel,
       dedupeWindowSeconds: raw.dedupeWindowSeconds,
       databasePoolSize: raw.databasePoolSize,
+      databasePrepareStatements: raw.databasePrepareStatements,
       migrateOnStart: raw.migrateOnStart ?? (raw.databaseUrl === undefined || raw.migrateOnStartDefault),
       usesSql: raw.usesSql,
       telemetry: {
@@ -227,6 +233,7 @@ const envNames: Record<string, string> = {
   logLevel: "LOG_LEVEL",
   dedupeWindowSeconds: "MATOOLKIT_DEDUPE_WINDOW_SECONDS",
   databasePoolSize: "MATOOLKIT_DB_POOL_SIZE",
+  databasePrepareStatements: "MATOOLKIT_DB_PREPARE",
   migrateOnStart: "MATOOLKIT_MIGRATE_ON_START",
   daprHttpEndpoint: "DAPR_HTTP_ENDPOINT",
   daprHttpPort: "DAPR_HTTP_PORT",

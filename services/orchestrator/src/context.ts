@@ -1,5 +1,5 @@
 import type { Db, MemberPhase } from "@matoolkit/db";
-import type { Logger } from "@matoolkit/runtime";
+import type { Logger, MessageBus } from "@matoolkit/runtime";
 import type { RunbookCache } from "./runbook-cache.ts";
 
 /** What the orchestrator's service holds for its whole life. */
@@ -13,6 +13,8 @@ export interface OrchestratorContext {
   readonly batchChanged?: (batchId: number) => Promise<void>;
   /** Members whose steps phase-due creates and starts per transaction (see handlePhaseDue). */
   readonly phaseStartChunk: number;
+  /** The bus's publish inside a handler's transaction, when it offers one (outgoing.ts). */
+  readonly publishInTransaction?: MessageBus["publishInTransaction"];
 }
 
 /**
@@ -48,4 +50,6 @@ export interface HandlerScope {
   readonly now: () => Date;
   readonly phaseStartChunk: number;
   readonly followUps: FollowUps;
+  /** See OrchestratorContext: worker jobs go out through it, else through the outbox. */
+  readonly publishInTransaction?: MessageBus["publishInTransaction"];
 }

@@ -103,7 +103,7 @@ export async function dispatchExecution(
     },
   });
   if (dispatched === undefined) return { kind: "lost" };
-  await sendWorkerJob(scope.trx, {
+  await sendWorkerJob(scope, {
     ref,
     row: dispatched,
     jobId,

@@ -17,6 +17,7 @@ export async function inHandlerTransaction<T>(
       now: ctx.now,
       phaseStartChunk: ctx.phaseStartChunk,
       followUps,
+      ...(ctx.publishInTransaction === undefined ? {} : { publishInTransaction: ctx.publishInTransaction }),
     }),
   );
   // Chunked starts first: the completion checks below must see the steps they dispatch.

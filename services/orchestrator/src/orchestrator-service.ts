@@ -102,6 +102,9 @@ export async function startOrchestratorService(options: OrchestratorOptions): Pr
     runbooks: new RunbookCache(),
     now,
     phaseStartChunk: options.phaseStartChunk ?? DEFAULT_PHASE_START_CHUNK,
+    ...(options.bus.publishInTransaction === undefined
+      ? {}
+      : { publishInTransaction: options.bus.publishInTransaction }),
     ...(host === undefined ? {} : { batchChanged: (batchId: number) => host.batchChanged(batchId) }),
   };
   late.context = ctx;

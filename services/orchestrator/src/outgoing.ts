@@ -6,13 +6,17 @@ import {
   type OrchestratorEventType,
   type WorkerJobMessage,
 } from "@matoolkit/domain";
+import type { HandlerScope } from "./context.ts";
 import type { ExecutionRef, ExecutionRow } from "./executions.ts";
 
 /**
- * Everything the orchestrator sends goes through the transactional outbox, in the same
- * transaction as the status change that caused it: a committed `dispatched` always has its job
- * on the way, and a rolled-back one never sends a job (no lost step, no phantom job). Message
- * ids come from the envelopes (libs/domain), the one place that derives them.
+ * Everything the orchestrator sends is written in the same transaction as the status change that
+ * caused it: a committed `dispatched` always has its job on the way, and a rolled-back one never
+ * sends a job (no lost step, no phantom job). Worker jobs, the hot path, are published straight
+ * into the bus inside that transaction when the bus offers it (`publishInTransaction`: the
+ * embedded bus, whose queues are tables of the same database; issue 29); everything else, and
+ * every message on Dapr, goes through the transactional outbox. Message ids come from the
+ * envelopes (libs/domain), the one place that derives them, so both ways dedupe alike.
  */
 export interface RunbookVersionRef {
   readonly runbookName: string;
@@ -27,14 +31,30 @@ export interface TrackedJob {
   readonly runbook: RunbookVersionRef;
 }
 
-/** The worker jobs of dispatched executions, in one outbox statement. */
-export async function sendWorkerJobs(db: Db, jobs: readonly TrackedJob[]): Promise<void> {
+/** Where a handler's worker jobs go: its transaction, and the bus's way into it if there is one. */
+export type JobSender = Pick<HandlerScope, "trx" | "publishInTransaction">;
+
+/** The worker jobs of dispatched executions, in one statement (the bus's, or the outbox's). */
+export async function sendWorkerJobs(sender: JobSender, jobs: readonly TrackedJob[]): Promise<void> {
   if (jobs.length === 0) return;
-  await enqueueOutbox(db, jobs.map(trackedJobEnvelope));
+  const envelopes = jobs.map(trackedJobEnvelope);
+  if (sender.publishInTransaction === undefined) {
+    await enqueueOutbox(sender.trx, envelopes);
+    return;
+  }
+  await sender.publishInTransaction(
+    sender.trx,
+    envelopes.map((envelope) => ({
+      id: envelope.messageId,
+      topic: envelope.topic,
+      properties: envelope.properties as Record<string, string>,
+      body: envelope.body,
+    })),
+  );
 }
 
-export function sendWorkerJob(db: Db, job: TrackedJob): Promise<void> {
-  return sendWorkerJobs(db, [job]);
+export function sendWorkerJob(sender: JobSender, job: TrackedJob): Promise<void> {
+  return sendWorkerJobs(sender, [job]);
 }
 
 function trackedJobEnvelope(job: TrackedJob) {

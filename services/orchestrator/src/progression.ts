@@ -231,7 +231,7 @@ export async function advanceMembers(
   );
   // A step another delivery dispatched or cancelled first is not in `dispatched`: no job for it.
   await sendWorkerJobs(
-    trx,
+    scope,
     dispatches.flatMap(({ job, dispatch }) => {
       const row = dispatched.get(dispatch.id);
       return row === undefined ? [] : [{ ...job, row }];

@@ -20,6 +20,8 @@ export interface EmbeddedRuntimeOptions extends BusTuning {
   readonly logger: Logger;
   /** Connections of pg-boss's own pool (consumer polls, completions). */
   readonly bossMaxConnections?: number;
+  /** Prepared statements on pg-boss's pool (create-boss.ts); on by default. */
+  readonly prepareStatements?: boolean;
 }
 
 export interface EmbeddedRuntime {
@@ -44,6 +46,7 @@ export async function createEmbeddedRuntime(options: EmbeddedRuntimeOptions): Pr
     connectionString,
     ...withPassword,
     maxConnections: options.bossMaxConnections,
+    ...(options.prepareStatements === undefined ? {} : { prepareStatements: options.prepareStatements }),
     maintenance: true,
     maintenanceIntervalSeconds: busTuningSchema.parse(options).maintenanceIntervalSeconds,
   });

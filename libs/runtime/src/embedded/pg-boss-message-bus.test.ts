@@ -92,6 +92,38 @@ describe("embedded bus: batching", () => {
     expect(deliveries.every((delivery) => delivery.deliveryCount === 1)).toBe(true);
   });
 
+  it("publishes inside the caller's transaction: delivered after its commit, never after a rollback", async () => {
+    const bus = await open();
+    const deliveries: Delivery[] = [];
+    await bus.subscribe({ topic: topics.workerResults, name: unique("in-trx") }, async (delivery) => {
+      deliveries.push(delivery);
+    });
+    const message = (id: string) => ({ id, topic: topics.workerResults, properties: {}, body: { id } });
+    const [committed, rolledBack] = [randomUUID(), randomUUID()];
+
+    let seenBeforeCommit = -1;
+    await database.db.transaction().execute(async (trx) => {
+      await bus.publishInTransaction!(trx, [message(committed)]);
+      // Not visible to the consumers (their own connections) while the transaction is open.
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      seenBeforeCommit = deliveries.length;
+    });
+    expect(seenBeforeCommit).toBe(0);
+    await waitUntil(() => expect(deliveries.map((delivery) => delivery.id)).toEqual([committed]));
+
+    await expect(
+      database.db.transaction().execute(async (trx) => {
+        await bus.publishInTransaction!(trx, [message(rolledBack)]);
+        throw new Error("the handler failed after publishing");
+      }),
+    ).rejects.toThrow(/handler failed/);
+    // The rollback took its dedupe key too: publishing it again (the redelivered handler) goes out.
+    await bus.publishInTransaction!(database.db, [message(rolledBack), message(committed)]);
+    await waitUntil(() => expect(deliveries.map((delivery) => delivery.id)).toEqual([committed, rolledBack]));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(deliveries).toHaveLength(2);
+  });
+
   it("fails only the publish of a malformed message, not the publishes grouped with it", async () => {
     const bus = await open();
     const deliveries: Delivery[] = [];

@@ -122,6 +122,15 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
       checked.forEach((message, index) => report(message, outcomes[index]!));
     },
 
+    async publishInTransaction(trx: AnyKysely, messages: readonly OutgoingMessage[]) {
+      const checked = messages.map((message) => outgoingMessageSchema.parse(message));
+      if (checked.length === 0) return;
+      // The same one statement, on the caller's transaction: dedupe keys, job rows and the
+      // NOTIFY all take effect at its commit (PostgreSQL delivers notifications then), or not at all.
+      const outcomes = await publishMessages({ ...publishContext, db: trx }, checked);
+      checked.forEach((message, index) => report(message, outcomes[index]!));
+    },
+
     async declareSubscription(subscription: Subscription) {
       if (stopped) throw new Error("The message bus is stopped");
       await declareSubscription({ boss, db, tuning, subscription });

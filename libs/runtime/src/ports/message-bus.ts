@@ -1,4 +1,5 @@
 import type { Topic } from "@matoolkit/domain";
+import type { AnyKysely } from "../any-kysely.ts";
 
 /**
  * Publish/subscribe port. Shaped after what Azure Service Bus (000) and Dapr pub/sub both give:
@@ -72,6 +73,14 @@ export interface MessageBus {
    * An empty array does nothing.
    */
   publishMany(messages: readonly OutgoingMessage[]): Promise<void>;
+  /**
+   * Offered only by a bus that lives in the caller's database (the embedded one): publishes, with
+   * the guarantees of publishMany, INSIDE the caller's open transaction `trx`, so the messages go
+   * out at its commit and never if it rolls back, as through the transactional outbox but
+   * without the outbox row, its relay pass and a second round trip (issue 29). Callers keep the
+   * outbox for a bus without it (Dapr: the broker is not in the transaction).
+   */
+  readonly publishInTransaction?: (trx: AnyKysely, messages: readonly OutgoingMessage[]) => Promise<void>;
   /**
    * Creates the subscription durably without consuming it, as infrastructure does for Service
    * Bus (Bicep) or Dapr (declarative subscriptions): messages published from then on wait for a

@@ -1,5 +1,6 @@
 import { toSafeError, routingProperties } from "@matoolkit/domain";
 import { context, SpanKind, SpanStatusCode, trace, type Context, type Span } from "@opentelemetry/api";
+import type { AnyKysely } from "../any-kysely.ts";
 import type { DeliveryHandler, MessageBus, OutgoingMessage, Subscription } from "../ports/index.ts";
 import { DeliveryDeferredError } from "../ports/index.ts";
 import { processMetrics, type Metrics } from "./metrics.ts";
@@ -164,6 +165,26 @@ export function instrumentMessageBus<B extends MessageBus>(bus: B, options: Inst
       }
       finish(spans);
     },
+    ...(bus.publishInTransaction === undefined
+      ? {}
+      : {
+          publishInTransaction: async (trx: AnyKysely, messages: readonly OutgoingMessage[]) => {
+            const started = messages.map(startPublish);
+            const spans = started.map((entry) => entry.span);
+            try {
+              await bus.publishInTransaction!(
+                trx,
+                started.map((entry) => entry.message),
+              );
+            } catch (error) {
+              finish(spans, error);
+              throw error;
+            }
+            // The span ends with the statement: a rollback later still unpublishes it (no way
+            // to know here), as a rolled-back outbox row is never relayed.
+            finish(spans);
+          },
+        }),
     subscribe: (subscription: Subscription, handler: DeliveryHandler) =>
       bus.subscribe(subscription, traced(subscription, handler)),
   };

@@ -60,7 +60,7 @@ export async function handlePollCheck(scope: HandlerScope, message: PollCheckMes
   const polled = await recordExecutionPollDispatch(trx, ref, { jobId, lastPolledAt: now });
   if (polled === undefined) return;
   const runbookVersion = await runbookVersionOf(trx, row);
-  await sendWorkerJob(trx, {
+  await sendWorkerJob(scope, {
     ref,
     row: polled,
     jobId,
