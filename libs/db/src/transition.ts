@@ -120,7 +120,11 @@ export async function applyTransitionEach<Row>(
     ), previous AS (
       SELECT t.id, t.status FROM ${table} AS t
       JOIN input ON input.id = t.id
-      WHERE t.status IN (${fromStates})
+      -- The ids as an array too: PostgreSQL then reads the rows by primary key. Joined to the
+      -- function's rows alone (estimated at 100), it hashed them and read the whole table for
+      -- every batch: 4 ms at 10,000 steps on bench:orchestrator, growing with the table.
+      WHERE t.id = ANY (ARRAY(SELECT id FROM input))
+        AND t.status IN (${fromStates})
         AND (input.expected_job_id IS NULL OR t.job_id = input.expected_job_id)
       ORDER BY t.id
       FOR NO KEY UPDATE OF t

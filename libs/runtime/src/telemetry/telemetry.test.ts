@@ -124,6 +124,30 @@ describe("trace context through the outbox", () => {
   });
 });
 
+describe("trace context of a publish inside the writer's transaction", () => {
+  it("the delivery's span descends from the span active where the transaction published", async () => {
+    const id = `msg-${randomUUID()}`;
+    const handler = matoolkitTracer().startSpan("result handler");
+    await context.with(trace.setSpan(context.active(), handler), () =>
+      database.db
+        .transaction()
+        .execute((trx) =>
+          bus.publishInTransaction!(trx, [
+            { id, topic: topics.orchestratorEvents, properties: { MessageType: "batch-init" }, body: {} },
+          ]),
+        ),
+    );
+    handler.end();
+    await delivered(id);
+    const entry = deliveries.find((candidate) => candidate.delivery.id === id)!;
+    expect(tracing.ancestry(tracing.span(entry.spanId!)).map((span) => span.name)).toEqual([
+      `${topics.orchestratorEvents} process`,
+      `${topics.orchestratorEvents} publish`,
+      "result handler",
+    ]);
+  });
+});
+
 describe("lag metrics", () => {
   it("records a delayed message's timer lag from its due time, and its queue lag", async () => {
     const id = `msg-${randomUUID()}`;
