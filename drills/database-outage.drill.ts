@@ -132,6 +132,10 @@ async function run({ log }: DrillContext): Promise<DrillOutcome> {
       effects.lost === 0 &&
       effects.duplicated === 0 &&
       notReadyMs > 0;
+    if (!passed) {
+      log(`target missed; the system's log and side effects are kept in ${dir}`);
+      keep = true;
+    }
     return { passed, figures };
   } catch (error) {
     log(`failed; the system's log is kept in ${dir}/system.log`);

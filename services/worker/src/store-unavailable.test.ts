@@ -42,6 +42,38 @@ describe("isStoreUnavailable", () => {
     expect(isStoreUnavailable(error)).toBe(true);
   });
 
+  it("recognises a database closed to connections (ALLOW_CONNECTIONS false: the outage drill on a server)", async () => {
+    const name = new URL(database.url).pathname.slice(1);
+    const admin = new pg.Client({ connectionString: database.url.replace(`/${name}`, "/postgres") });
+    await admin.connect();
+    try {
+      await admin.query(`ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS false`);
+      const client = new pg.Client({ connectionString: database.url });
+      const error = await errorOf(() => client.connect());
+      expect(error).toMatchObject({ code: "55000", severity: "FATAL" });
+      expect(isStoreUnavailable(error)).toBe(true);
+    } finally {
+      await admin.query(`ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS true`);
+      await admin.end();
+    }
+  });
+
+  it("does not take a statement-level 55000 (a refusal of the statement itself) for an outage", async () => {
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      // "currval of sequence is not yet defined in this session": 55000 raised by a statement.
+      const refused = await errorOf(async () => {
+        await client.query("CREATE TEMP SEQUENCE never_used");
+        await client.query("SELECT currval('never_used')");
+      });
+      expect(refused).toMatchObject({ code: "55000", severity: "ERROR" });
+      expect(isStoreUnavailable(refused)).toBe(false);
+    } finally {
+      await client.end();
+    }
+  });
+
   it("recognises a connection the server terminated (a restart), and the next query on it", async () => {
     const client = new pg.Client({ connectionString: database.url });
     client.on("error", () => {});

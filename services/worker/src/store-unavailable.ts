@@ -21,6 +21,10 @@ export function isStoreUnavailable(error: unknown): boolean {
 function looksUnavailable(error: Error): boolean {
   const code = (error as { code?: unknown }).code;
   if (typeof code === "string" && (NETWORK_CODES.has(code) || isUnavailableSqlState(code))) return true;
+  // PostgreSQL refusing the connection itself (FATAL, so never a statement's own refusal):
+  // `database "…" is not currently accepting connections` is 55000 (ALLOW_CONNECTIONS false,
+  // what an operator or the outage drill sets while a database is out of service).
+  if (code === "55000" && (error as { severity?: unknown }).severity === "FATAL") return true;
   // node-postgres reports a connection the server closed (killed, restarted) without a code.
   if (PG_CONNECTION_MESSAGES.some((pattern) => pattern.test(error.message))) return true;
   // Fetch's own deadline (AbortSignal.timeout) on a sidecar call that got no answer.
