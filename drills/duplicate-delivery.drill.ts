@@ -47,6 +47,8 @@ export async function run({ log }: DrillContext): Promise<DrillOutcome> {
   const platform: Platform = await bootPlatform(
     platformConfigFromEnv({
       DATABASE_URL: server?.url,
+      // The drill's own fresh database (or the embedded one): migrated here, as all-in-one does.
+      MATOOLKIT_MIGRATE_ON_START: "true",
       MATOOLKIT_DATA_DIR: path.join(dir, "data"),
       MATOOLKIT_EMBEDDED_PG_PORT: String(await freePort()),
       LOG_LEVEL: env.LOG_LEVEL ?? "error",
