@@ -7,8 +7,8 @@ import pg from "pg";
  *
  * Why: node-pg sends every parameterised statement as an unnamed one, so PostgreSQL parses,
  * analyses and plans it at every execution. Profiled on bench:orchestrator (`perf record` of
- * the server, 2,000 × 5 steps) that was about 38 % of the server's CPU, more than executing
- * the statements. A named statement is parsed once per connection, and once PostgreSQL's plan
+ * the server, 2,000 × 5 steps) that was about 38 % of the server's CPU, about as much as
+ * executing them. A named statement is parsed once per connection, and once PostgreSQL's plan
  * cache settles on a generic plan (after five executions, `plan_cache_mode = auto`) it is not
  * planned again either.
  *
