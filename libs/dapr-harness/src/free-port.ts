@@ -20,24 +20,29 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Several distinct free ports (held open together, so none is handed out twice). */
-export async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<Server>((resolve, reject) => {
-          const server = createServer();
-          server.once("error", reject);
-          server.listen(0, "127.0.0.1", () => resolve(server));
-        }),
-    ),
-  );
-  const ports = servers.map((server) => {
-    const address = server.address();
-    if (typeof address !== "object" || address === null) throw new Error("no port");
-    return address.port;
-  });
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-  return ports;
+/**
+ * Several distinct free ports (held open together, so none is handed out twice), none of them in
+ * `avoid`: a port the caller already chose with freePort() is free again (it was closed), so the
+ * OS may hand it out here too (a real-Dapr run once gave daprd's gRPC port the app's port:
+ * "the 'dapr-grpc-port' argument value … conflicts with 'app-port'").
+ */
+export async function freePorts(count: number, avoid: readonly number[] = []): Promise<number[]> {
+  const held: Server[] = [];
+  const ports: number[] = [];
+  try {
+    while (ports.length < count) {
+      const server = await new Promise<Server>((resolve, reject) => {
+        const candidate = createServer();
+        candidate.once("error", reject);
+        candidate.listen(0, "127.0.0.1", () => resolve(candidate));
+      });
+      held.push(server);
+      const address = server.address();
+      if (typeof address !== "object" || address === null) throw new Error("no port");
+      if (!avoid.includes(address.port)) ports.push(address.port);
+    }
+    return ports;
+  } finally {
+    await Promise.all(held.map((server) => new Promise((resolve) => server.close(resolve))));
+  }
 }
