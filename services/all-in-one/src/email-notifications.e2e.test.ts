@@ -1,14 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { issueLocalToken } from "@matoolkit/admin-api";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { startAll, type RunningSystem } from "./start-all.ts";
-import { eventually } from "../test/test-support.ts";
-
-const repoRoot = resolve(import.meta.dirname, "../../..");
-const example = (name: string) => readFileSync(join(repoRoot, "examples", name), "utf8");
+import { eventually, examplePath, exampleText } from "../test/test-support.ts";
 
 /**
  * Email notifications (issue 31 item 7) in the whole system, as a rehearsal runs them: with
@@ -32,7 +29,7 @@ describe("email notifications (all-in-one, simulated tenant)", { timeout: 120_00
       PORT: "0",
       LOG_LEVEL: "silent",
       MATOOLKIT_TENANT: "simulated",
-      MATOOLKIT_SIMULATED_TENANT_SEED: join(repoRoot, "examples", "fabrikam-tenant.json"),
+      MATOOLKIT_SIMULATED_TENANT_SEED: examplePath("fabrikam-tenant.json"),
       MATOOLKIT_SIMULATED_TENANT_PORT: "0",
       MATOOLKIT_NOTIFY_EMAIL: "on",
       MATOOLKIT_NOTIFY_EMAIL_FROM: "migration.admin@fabrikam.example",
@@ -64,12 +61,12 @@ describe("email notifications (all-in-one, simulated tenant)", { timeout: 120_00
   it("mails a manual batch's end once, seen in the tenant's change log", async () => {
     expect(system.simulatedTenant).toBe(true);
     const published = await api("POST", "/runbooks", {
-      body: example("contoso-pilot.yaml"),
+      body: exampleText("contoso-pilot.yaml"),
       type: "application/yaml",
     });
     expect(published.status).toBe(201);
     const created = await api("POST", "/batches?runbook=contoso-pilot", {
-      body: example("members.csv"),
+      body: exampleText("members.csv"),
       type: "text/csv",
     });
     expect(created.status).toBe(201);

@@ -1,6 +1,6 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { issueLocalToken } from "@matoolkit/admin-api";
 import { topics } from "@matoolkit/domain";
@@ -12,10 +12,7 @@ import {
 } from "@matoolkit/runtime/testing";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { startAll, type RunningSystem } from "./start-all.ts";
-import { eventually } from "../test/test-support.ts";
-
-const repoRoot = resolve(import.meta.dirname, "../../..");
-const example = (name: string) => readFileSync(join(repoRoot, "examples", name), "utf8");
+import { eventually, exampleText } from "../test/test-support.ts";
 
 /**
  * One batch step is one trace across the services (issue 15): the admin API request that
@@ -80,12 +77,12 @@ describe("telemetry across the whole system (embedded runtime)", { timeout: 120_
 
   it("runs a batch's init and first phase (one member fails its pre-check)", async () => {
     const published = await api("POST", "/runbooks", {
-      text: example("contoso-pilot.yaml"),
+      text: exampleText("contoso-pilot.yaml"),
       type: "application/yaml",
     });
     expect(published.status).toBe(201);
     const created = await api("POST", "/batches?runbook=contoso-pilot", {
-      text: example("members-one-fails.csv"),
+      text: exampleText("members-one-fails.csv"),
       type: "text/csv",
     });
     expect(created.status).toBe(201);

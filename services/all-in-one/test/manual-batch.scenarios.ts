@@ -1,6 +1,6 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { issueLocalToken } from "@matoolkit/admin-api";
 import { routingProperties, topics } from "@matoolkit/domain";
@@ -8,10 +8,7 @@ import { orchestratorEventsSubscription } from "@matoolkit/runtime";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import type { OpenedRuntime, RuntimeProfile } from "./runtime-profiles.ts";
 import { startAll, type RunningSystem } from "../src/start-all.ts";
-import { batchStepsInRunbookOrder, eventually } from "./test-support.ts";
-
-const repoRoot = resolve(import.meta.dirname, "../../..");
-const example = (name: string) => readFileSync(join(repoRoot, "examples", name), "utf8");
+import { batchStepsInRunbookOrder, eventually, exampleText } from "./test-support.ts";
 
 /**
  * The manual-batch path end to end, through the HTTP API of the whole system in one process:
@@ -132,7 +129,7 @@ export function manualBatchScenarios(profile: RuntimeProfile): void {
       it("publishes the sample runbook as version 1", async () => {
         const published = await api("POST", "/runbooks", {
           token: admin,
-          body: example("contoso-pilot.yaml"),
+          body: exampleText("contoso-pilot.yaml"),
           type: "application/yaml",
         });
         expect(published.status).toBe(201);
@@ -140,7 +137,7 @@ export function manualBatchScenarios(profile: RuntimeProfile): void {
       });
 
       it("takes a 3-member, 2-phase, 2-step batch to completed", async () => {
-        const id = await runBatch(example("members.csv"));
+        const id = await runBatch(exampleText("members.csv"));
         const { db } = database;
         const batch = await db
           .selectFrom("batches")
@@ -193,7 +190,7 @@ export function manualBatchScenarios(profile: RuntimeProfile): void {
       });
 
       it("isolates a member whose step fails: member failed, its later steps cancelled, the others succeed", async () => {
-        const id = await runBatch(example("members-one-fails.csv"));
+        const id = await runBatch(exampleText("members-one-fails.csv"));
         const { db } = database;
         const members = await db
           .selectFrom("batchMembers")
@@ -245,7 +242,7 @@ export function manualBatchScenarios(profile: RuntimeProfile): void {
         // A CSV of its own: the same CSV again within minutes would be refused as a double submit.
         const created = await api("POST", "/batches?runbook=contoso-pilot", {
           token: admin,
-          body: example("members.csv").replace("Adele Vance,", "Adele Vance (paused),"),
+          body: exampleText("members.csv").replace("Adele Vance,", "Adele Vance (paused),"),
           type: "text/csv",
         });
         expect(created.status).toBe(201);
@@ -328,7 +325,7 @@ export function manualBatchScenarios(profile: RuntimeProfile): void {
           );
         }
         // And the system keeps serving: a whole batch still runs to completion.
-        const batchId = await runBatch(example("members.csv"));
+        const batchId = await runBatch(exampleText("members.csv"));
         expect((await batchStatus(batchId)).status).toBe("completed");
       });
 
@@ -339,7 +336,7 @@ export function manualBatchScenarios(profile: RuntimeProfile): void {
           .executeTakeFirstOrThrow();
         const response = await api("POST", "/runbooks", {
           token: admin,
-          body: example("bad-runbook.yaml"),
+          body: exampleText("bad-runbook.yaml"),
           type: "application/yaml",
         });
         expect(response.status).toBe(400);
@@ -369,7 +366,7 @@ export function manualBatchScenarios(profile: RuntimeProfile): void {
             .then((r) => r.n);
         const before = await count();
         const anonymous = await api("POST", "/batches?runbook=contoso-pilot", {
-          body: example("members.csv"),
+          body: exampleText("members.csv"),
           type: "text/csv",
         });
         expect(anonymous.status).toBe(401);
@@ -377,7 +374,7 @@ export function manualBatchScenarios(profile: RuntimeProfile): void {
         expect((await api("GET", "/batches")).status).toBe(401);
         const asReader = await api("POST", "/batches?runbook=contoso-pilot", {
           token: reader,
-          body: example("members.csv"),
+          body: exampleText("members.csv"),
           type: "text/csv",
         });
         expect(asReader.status).toBe(403);
@@ -386,7 +383,7 @@ export function manualBatchScenarios(profile: RuntimeProfile): void {
           (
             await api("POST", "/runbooks", {
               token: reader,
-              body: example("contoso-pilot.yaml"),
+              body: exampleText("contoso-pilot.yaml"),
               type: "application/yaml",
             })
           ).status,
@@ -434,7 +431,7 @@ export function manualBatchScenarios(profile: RuntimeProfile): void {
         async function batchAdvancedThrough(upTo: readonly string[]): Promise<number> {
           const created = await api("POST", "/batches?runbook=contoso-pilot", {
             token: admin,
-            body: example("members.csv"),
+            body: exampleText("members.csv"),
             type: "text/csv",
           });
           expect(created.status).toBe(201);
@@ -494,7 +491,7 @@ export function manualBatchScenarios(profile: RuntimeProfile): void {
             (b) => b.phases[0].status === "completed",
             "pre-checks to complete",
           );
-          const header = example("members.csv").split("\n")[0];
+          const header = exampleText("members.csv").split("\n")[0];
           const added = await api("POST", `/batches/${id}/members`, {
             token: admin,
             body: `${header}\n${lynne}\n`,

@@ -1,6 +1,6 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { issueLocalToken } from "@matoolkit/admin-api";
 import {
@@ -12,10 +12,8 @@ import {
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import type { OpenedRuntime, RuntimeProfile } from "./runtime-profiles.ts";
 import { startAll, type RunningSystem } from "../src/start-all.ts";
-import { batchStepsInRunbookOrder, eventually } from "./test-support.ts";
+import { batchStepsInRunbookOrder, eventually, examplePath, exampleText } from "./test-support.ts";
 
-const repoRoot = resolve(import.meta.dirname, "../../..");
-const example = (name: string) => readFileSync(join(repoRoot, "examples", name), "utf8");
 const waveGroupId = "6a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d";
 
 /**
@@ -53,7 +51,7 @@ export function standardLibraryScenarios(
       beforeAll(async () => {
         database = await createTestDatabase();
         dataDir = mkdtempSync(join(tmpdir(), "matoolkit-e2e-"));
-        const seed = await loadTenantSeed(join(repoRoot, "examples/fabrikam-tenant.json"));
+        const seed = await loadTenantSeed(examplePath("fabrikam-tenant.json"));
         tenant = await startSimulatedTenant(
           tenantProfile === "chaos"
             ? { seed, profile: "chaos", randomSeed: chaosRandomSeed }
@@ -105,12 +103,12 @@ export function standardLibraryScenarios(
 
       it("migrates two members, stops the one whose pre-check fails, and leaves the tenant as planned", async () => {
         const published = await api("POST", "/runbooks", {
-          text: example("contoso-to-fabrikam.yaml"),
+          text: exampleText("contoso-to-fabrikam.yaml"),
           type: "application/yaml",
         });
         expect(published.status).toBe(201);
         const created = await api("POST", "/batches?runbook=contoso-to-fabrikam", {
-          text: example("contoso-to-fabrikam.csv"),
+          text: exampleText("contoso-to-fabrikam.csv"),
           type: "text/csv",
         });
         expect(created.status).toBe(201);

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { notifyBatchChanged } from "@matoolkit/commands";
 import { insertBatch, insertMembers, insertPhases, publishRunbook, type Db } from "@matoolkit/db";
 import { parseRunbookOrThrow } from "@matoolkit/domain";
@@ -83,3 +85,10 @@ export function batchStepsInRunbookOrder(db: Db, batchId: number) {
     .orderBy("stepExecutions.stepIndex")
     .execute();
 }
+
+const repoRoot = resolve(import.meta.dirname, "../../..");
+
+/** A file of the repository's `examples/` directory (runbooks, CSVs, the example tenant). */
+export const examplePath = (name: string): string => join(repoRoot, "examples", name);
+
+export const exampleText = (name: string): string => readFileSync(examplePath(name), "utf8");

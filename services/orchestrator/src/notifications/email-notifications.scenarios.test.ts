@@ -8,15 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   eventually,
   membersWith,
-  phaseDueBody,
-  publishEvent,
   runbookYaml,
   seedBatch,
   startHarness,
   type Harness,
   type SeededBatch,
 } from "../../test/test-harness.ts";
-import { batchStatus } from "../../test/test-queries.ts";
+import { oneFailsRunbook, runBatchToEnd } from "../../test/notification-scenarios.ts";
 
 /**
  * Issue 31 item 7 end to end: with MATOOLKIT_NOTIFY_EMAIL on, a batch's end and an approval
@@ -64,27 +62,6 @@ afterAll(async () => {
   await tenant?.close();
 });
 
-const oneFails = runbookYaml(`
-phases:
-  - name: cutover
-    offset: T-0
-    steps:
-      - name: move
-        worker_id: worker-01
-        function: Test-Flaky
-        params:
-          FailTimes: "{{Fails}}"
-`);
-
-async function runToEnd(h: Harness, batch: SeededBatch): Promise<void> {
-  await publishEvent(h.bus, "phase-due", phaseDueBody(batch, 0), `phase-due:${batch.phases[0]!.id}`);
-  await eventually(
-    () => batchStatus(h.db, batch.batchId),
-    (status) => status === "completed" || status === "failed",
-    "batch to end",
-  );
-}
-
 async function initiatedBy(h: Harness, batch: SeededBatch, createdBy: string | null): Promise<void> {
   await h.db.updateTable("batches").set({ createdBy }).where("id", "=", batch.batchId).execute();
 }
@@ -102,11 +79,11 @@ describe("email notifications on", () => {
   it("mails the batch's end once to the initiator and the configured list, without member data", async () => {
     const batch = await seedBatch(
       on.db,
-      oneFails,
+      oneFailsRunbook,
       membersWith(3, (index) => ({ Fails: index === 1 ? 1 : 0 })),
     );
     await initiatedBy(on, batch, INITIATOR);
-    await runToEnd(on, batch);
+    await runBatchToEnd(on, batch);
     const [mail] = await eventually(
       async () => mailsAbout(batch.batchId),
       (mails) => mails.length === 1,
@@ -140,11 +117,11 @@ describe("email notifications on", () => {
   it("a scheduler batch (no initiator) goes to the configured list only", async () => {
     const batch = await seedBatch(
       on.db,
-      oneFails,
+      oneFailsRunbook,
       membersWith(1, () => ({ Fails: 0 })),
     );
     await initiatedBy(on, batch, null);
-    await runToEnd(on, batch);
+    await runBatchToEnd(on, batch);
     const [mail] = await eventually(
       async () => mailsAbout(batch.batchId),
       (mails) => mails.length === 1,
@@ -209,7 +186,7 @@ describe("email notifications off (the default)", () => {
   it("mails nothing when a batch ends", async () => {
     const batch = await seedBatch(
       off.db,
-      oneFails,
+      oneFailsRunbook,
       membersWith(1, () => ({ Fails: 0 })),
     );
     await initiatedBy(off, batch, INITIATOR);
@@ -222,7 +199,7 @@ describe("email notifications off (the default)", () => {
       sealedSecret: off.secrets.seal("test-secret-of-32-bytes-base64url-xx"),
       createdBy: "test",
     });
-    await runToEnd(off, batch);
+    await runBatchToEnd(off, batch);
     await eventually(
       () => listDeliveries(off.db, hook.id, { limit: 10 }),
       (rows) => rows.length === 1,

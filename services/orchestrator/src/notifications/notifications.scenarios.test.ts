@@ -26,18 +26,9 @@ import {
 } from "@matoolkit/platform";
 import { createLogger } from "@matoolkit/runtime";
 import { checkBatchCompletion, checkPhaseCompletion } from "../completion.ts";
-import {
-  eventually,
-  membersWith,
-  phaseDueBody,
-  publishEvent,
-  runbookYaml,
-  seedBatch,
-  startHarness,
-  type Harness,
-  type SeededBatch,
-} from "../../test/test-harness.ts";
+import { eventually, membersWith, seedBatch, startHarness, type Harness } from "../../test/test-harness.ts";
 import { batchStatus } from "../../test/test-queries.ts";
+import { oneFailsRunbook, runBatchToEnd } from "../../test/notification-scenarios.ts";
 import { handleNotificationMessage, type DeliverySettings } from "./notifier.ts";
 import { verifyWebhookSignature } from "./signature.ts";
 
@@ -127,28 +118,6 @@ afterAll(async () => {
   await new Promise<void>((resolve) => receiver?.close(() => resolve()));
 });
 
-/** Member `m1` fails its only step (no retries); the others succeed. */
-const oneFails = runbookYaml(`
-phases:
-  - name: cutover
-    offset: T-0
-    steps:
-      - name: move
-        worker_id: worker-01
-        function: Test-Flaky
-        params:
-          FailTimes: "{{Fails}}"
-`);
-
-async function runToEnd(batch: SeededBatch): Promise<void> {
-  await publishEvent(h.bus, "phase-due", phaseDueBody(batch, 0), `phase-due:${batch.phases[0]!.id}`);
-  await eventually(
-    () => batchStatus(h.db, batch.batchId),
-    (status) => status === "completed" || status === "failed",
-    "batch to end",
-  );
-}
-
 function webhook(url: string, runbookName: string | null, events: readonly string[] = ALL) {
   return insertWebhook(h.db, {
     url,
@@ -188,7 +157,7 @@ describe("webhook notifications", () => {
   it("POSTs member.failed, phase.completed and batch.completed, signed, in the documented schema, without member data", async () => {
     const batch = await seedBatch(
       h.db,
-      oneFails,
+      oneFailsRunbook,
       membersWith(3, (index) => ({ Fails: index === 1 ? 1 : 0 })),
     );
     // Issue 31: every payload names the batch's change ticket and its initiator.
@@ -199,7 +168,7 @@ describe("webhook notifications", () => {
       .execute();
     const global = await webhook(`${base}/global`, null);
     try {
-      await runToEnd(batch);
+      await runBatchToEnd(h, batch);
       const rows = await settled(global.id, 3);
       // One notification message per occurrence, fanned out independently: phase.completed and
       // batch.completed may be recorded in either order (the receiver orders by occurredAt).
@@ -259,13 +228,13 @@ describe("webhook notifications", () => {
   it("retries a dead endpoint and a 500 with backoff, then gives up, while the batch and a healthy webhook are unaffected", async () => {
     const batch = await seedBatch(
       h.db,
-      oneFails,
+      oneFailsRunbook,
       membersWith(1, () => ({ Fails: 0 })),
     );
     const dead = await webhook(deadUrl, batch.runbookName, ["batch.completed"]);
     const failing = await webhook(`${base}/fail`, batch.runbookName, ["batch.completed"]);
     const healthy = await webhook(`${base}/healthy`, batch.runbookName, ["batch.completed"]);
-    await runToEnd(batch);
+    await runBatchToEnd(h, batch);
     expect(await batchStatus(h.db, batch.batchId)).toBe("completed");
     const [healthyRow] = await settled(healthy.id, 1);
     expect(healthyRow).toMatchObject({ status: "delivered", attempt: 1 });
@@ -302,11 +271,11 @@ describe("webhook notifications", () => {
   it("410 Gone is not retried", async () => {
     const batch = await seedBatch(
       h.db,
-      oneFails,
+      oneFailsRunbook,
       membersWith(1, () => ({ Fails: 0 })),
     );
     const gone = await webhook(`${base}/gone`, batch.runbookName, ["batch.completed"]);
-    await runToEnd(batch);
+    await runBatchToEnd(h, batch);
     const [row] = await settled(gone.id, 1);
     expect(row).toMatchObject({ status: "gave_up", attempt: 1, httpStatus: 410, errorCode: "webhook.gone" });
   });
@@ -314,17 +283,17 @@ describe("webhook notifications", () => {
   it("sends only the subscribed events of the webhook's runbook, and never twice for one occurrence", async () => {
     const batch = await seedBatch(
       h.db,
-      oneFails,
+      oneFailsRunbook,
       membersWith(2, () => ({ Fails: 0 })),
     );
     const other = await seedBatch(
       h.db,
-      oneFails,
+      oneFailsRunbook,
       membersWith(1, () => ({ Fails: 0 })),
     );
     const scoped = await webhook(`${base}/scoped`, batch.runbookName, ["phase.completed", "member.failed"]);
-    await runToEnd(batch);
-    await runToEnd(other);
+    await runBatchToEnd(h, batch);
+    await runBatchToEnd(h, other);
     const [row] = await settled(scoped.id, 1);
     expect(row).toMatchObject({ event: "phase.completed", status: "delivered" });
     // A batch the scheduler created has no initiator: createdBy is null, as batches.created_by.
@@ -354,7 +323,7 @@ describe("deliveries under the outbound policy (issue 25)", () => {
   const oneMember = () =>
     seedBatch(
       h.db,
-      oneFails,
+      oneFailsRunbook,
       membersWith(1, () => ({ Fails: 0 })),
     );
 
@@ -365,7 +334,7 @@ describe("deliveries under the outbound policy (issue 25)", () => {
     ]);
     const literal = await webhook(`http://127.0.0.1:${port}/literal`, batch.runbookName, ["batch.completed"]);
     const dead = await webhook(deadUrl, batch.runbookName, ["batch.completed"]);
-    await runToEnd(batch);
+    await runBatchToEnd(h, batch);
     const [lateRow] = await settled(late.id, 1);
     const [literalRow] = await settled(literal.id, 1);
     const [deadRow] = await settled(dead.id, 1);
@@ -383,7 +352,7 @@ describe("deliveries under the outbound policy (issue 25)", () => {
   it("does not follow a redirect: a 3xx is a failed delivery and its target gets nothing", async () => {
     const batch = await oneMember();
     const redirecting = await webhook(`${base}/redirect`, batch.runbookName, ["batch.completed"]);
-    await runToEnd(batch);
+    await runBatchToEnd(h, batch);
     const [row] = await settled(redirecting.id, 1);
     expect(row).toMatchObject({ status: "gave_up", httpStatus: 307, errorCode: "webhook.redirect" });
     expect(requestsTo("/redirect")).toHaveLength(4);
@@ -396,7 +365,7 @@ describe("deliveries under the outbound policy (issue 25)", () => {
     const rebinding = await webhook(`http://rebind.test:${port}/rebind`, batch.runbookName, [
       "batch.completed",
     ]);
-    await runToEnd(batch);
+    await runBatchToEnd(h, batch);
     const [row] = await settled(rebinding.id, 1);
     expect(row).toMatchObject({ status: "gave_up", httpStatus: null, errorCode: "webhook.unreachable" });
     // One resolution per attempt, none by the connection itself.
@@ -409,7 +378,7 @@ describe("deliveries under the outbound policy (issue 25)", () => {
     const removed = await webhook(`${base}/removed`, batch.runbookName, ["batch.completed"]);
     expect(await deleteWebhook(h.db, removed.id, { by: "test", at: new Date() })).toBe(true);
     const kept = await webhook(`${base}/kept`, batch.runbookName, ["batch.completed"]);
-    await runToEnd(batch);
+    await runBatchToEnd(h, batch);
     await settled(kept.id, 1);
     expect(await deliveriesOf(removed.id)).toHaveLength(0);
     expect(requestsTo("/removed")).toHaveLength(0);
@@ -425,7 +394,7 @@ describe("deliveries under the outbound policy (issue 25)", () => {
       sealedSecret: foreign.seal(SECRET),
       createdBy: "test",
     });
-    await runToEnd(batch);
+    await runBatchToEnd(h, batch);
     const [row] = await settled(hook.id, 1);
     expect(row).toMatchObject({
       status: "gave_up",
