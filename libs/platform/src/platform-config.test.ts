@@ -25,7 +25,9 @@ describe("platform configuration", () => {
   it("prepares repeated statements unless MATOOLKIT_DB_PREPARE turns it off", () => {
     expect(platformConfigFromEnv({}).databasePrepareStatements).toBe(true);
     expect(platformConfigFromEnv({ MATOOLKIT_DB_PREPARE: "off" }).databasePrepareStatements).toBe(false);
-    expect(() => platformConfigFromEnv({ MATOOLKIT_DB_PREPARE: "sometimes" })).toThrow(/MATOOLKIT_DB_PREPARE/);
+    expect(() => platformConfigFromEnv({ MATOOLKIT_DB_PREPARE: "sometimes" })).toThrow(
+      /MATOOLKIT_DB_PREPARE/,
+    );
   });
 
   it("applies the dapr and aca presets, and lets one port's variable override its preset", () => {
