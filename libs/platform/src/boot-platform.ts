@@ -15,6 +15,7 @@ import {
   type Timers,
   type WorkflowEngine,
 } from "@matoolkit/runtime";
+import { withoutForeignSettlement } from "./bus-capabilities.ts";
 import { createWorkflowEngine } from "./create-workflow-engine.ts";
 import { openDatabase, type OpenDatabase } from "./open-database.ts";
 import type { AdapterChoice, PlatformConfig } from "./platform-config.ts";
@@ -170,7 +171,10 @@ async function boot(
     return port;
   };
   const bus = telemetry.instrumentBus(
-    pick("bus", adapters.bus === "dapr" ? dapr?.bus : undefined, embedded?.bus),
+    withoutForeignSettlement(
+      pick("bus", adapters.bus === "dapr" ? dapr?.bus : undefined, embedded?.bus),
+      adapters,
+    ),
     adapters.bus,
   );
   const timers = pick("timers", adapters.timers === "embedded" ? undefined : dapr?.timers, embedded?.timers);

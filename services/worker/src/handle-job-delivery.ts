@@ -8,7 +8,14 @@ import {
 } from "@matoolkit/domain";
 import type { WorkerJobMessage, WorkerResultMessage } from "@matoolkit/domain";
 import { DeliveryDeferredError } from "@matoolkit/runtime";
-import type { ClaimOutcome, Delivery, IdempotencyStore, Logger, MessageBus } from "@matoolkit/runtime";
+import type {
+  ClaimOutcome,
+  Delivery,
+  IdempotencyStore,
+  Logger,
+  MessageBus,
+  OutgoingMessage,
+} from "@matoolkit/runtime";
 import { abortableDelay } from "./abortable-delay.ts";
 import { executeJob, type ExecuteJobOptions } from "./execute-job.ts";
 import type { FunctionRegistry } from "./functions/function-registry.ts";
@@ -75,7 +82,7 @@ export async function handleJobDelivery(delivery: Delivery, deps: JobDeliveryDep
   }
   switch (claim.status) {
     case "claimed":
-      return runAndPublish(job, key, deps, log);
+      return runAndPublish(job, key, deps, log, delivery);
     case "completed":
       return republish(claim.value, deps, log);
     case "lost":
@@ -84,9 +91,9 @@ export async function handleJobDelivery(delivery: Delivery, deps: JobDeliveryDep
           { previousOwner: claim.previousOwner, reason: reasonCodes.workerLost },
           "job's worker was lost mid-job; the function is safe to repeat: running it again",
         );
-        return runAndPublish(job, key, deps, log);
+        return runAndPublish(job, key, deps, log, delivery);
       }
-      return reportLost(job, key, claim, deps, log);
+      return reportLost(job, key, claim, deps, log, delivery);
     case "in_progress":
       // Its owner renewed the lease while we waited: alive and working; it will publish.
       log.warn(
@@ -106,6 +113,7 @@ async function runAndPublish(
   key: string,
   deps: JobDeliveryDeps,
   log: Logger,
+  delivery: Delivery,
 ): Promise<void> {
   log.info("job started");
   // Held until the outcome is recorded, not just until the function returns: while the database
@@ -130,7 +138,7 @@ async function runAndPublish(
       },
       "job finished",
     );
-    await recordThenPublish(key, result, lease, deps, log);
+    await recordThenPublish(key, result, lease, deps, log, delivery);
   } finally {
     lease.stop();
   }
@@ -143,6 +151,7 @@ async function reportLost(
   claim: Extract<ClaimOutcome, { status: "lost" }>,
   deps: JobDeliveryDeps,
   log: Logger,
+  delivery: Delivery,
 ): Promise<void> {
   log.warn(
     {
@@ -171,7 +180,7 @@ async function reportLost(
   // The claim is ours now (taken over): hold it while the outcome is recorded.
   const lease = holdLease(deps.idempotency, key, deps.lease, log);
   try {
-    await recordThenPublish(key, result, lease, deps, log);
+    await recordThenPublish(key, result, lease, deps, log, delivery);
   } finally {
     lease.stop();
   }
@@ -181,6 +190,10 @@ async function reportLost(
  * The outcome is recorded before it is published, so the orchestrator only ever hears an outcome
  * that every later delivery of the job republishes as is. While the store is down the record is
  * retried (record-completion.ts); a worker stopping meanwhile throws, leaving the delivery unsettled.
+ *
+ * Where the bus offers it (embedded, sharing the idempotency store's database), the record, the
+ * publish and the delivery's acknowledgement are one transaction (`settleDelivery`; issue 29):
+ * the same order of facts — nobody hears an outcome that is not recorded — in one round trip.
  */
 async function recordThenPublish(
   key: string,
@@ -188,7 +201,21 @@ async function recordThenPublish(
   lease: HeldLease,
   deps: JobDeliveryDeps,
   log: Logger,
+  delivery: Delivery,
 ): Promise<void> {
+  let published = false;
+  const settle = deps.bus.settleDelivery;
+  const write =
+    settle === undefined
+      ? undefined
+      : async (): Promise<void> => {
+          published = await settle({
+            delivery,
+            outcome: { key, value: result, ttlSeconds: JOB_MEMORY_SECONDS },
+            messages: [resultMessage(result, deps)],
+          });
+          if (!published) await deps.idempotency.complete(key, result, JOB_MEMORY_SECONDS);
+        };
   const outcome = lease.lost.aborted
     ? "taken_over"
     : await recordCompletion({
@@ -196,6 +223,7 @@ async function recordThenPublish(
         key,
         value: result,
         ttlSeconds: JOB_MEMORY_SECONDS,
+        ...(write === undefined ? {} : { write }),
         lost: lease.lost,
         stopping: deps.stopping,
         log,
@@ -204,7 +232,7 @@ async function recordThenPublish(
   lease.stop();
   switch (outcome) {
     case "recorded":
-      return publishResult(result, deps);
+      return published ? undefined : publishResult(result, deps);
     case "unrecordable":
       // Retrying cannot store it; the orchestrator must still hear the outcome.
       log.warn("publishing the job's result without a record of its completion");
@@ -277,6 +305,10 @@ async function republish(stored: unknown, deps: JobDeliveryDeps, log: Logger): P
 }
 
 function publishResult(result: WorkerResultMessage, deps: JobDeliveryDeps): Promise<void> {
+  return deps.bus.publish(resultMessage(result, deps));
+}
+
+function resultMessage(result: WorkerResultMessage, deps: JobDeliveryDeps): OutgoingMessage {
   const { messageId, ...envelope } = workerResultEnvelope(result, deps.workerId);
-  return deps.bus.publish({ id: messageId, ...envelope });
+  return { id: messageId, ...envelope };
 }

@@ -8,6 +8,12 @@ export interface RecordCompletionOptions {
   /** The outcome exactly as later deliveries must republish it. */
   readonly value: unknown;
   readonly ttlSeconds: number;
+  /**
+   * How the record is written; by default `store.complete(key, value, ttlSeconds)`. The worker
+   * passes the bus's settlement here (the record, the result's publish and the delivery's
+   * acknowledgement in one transaction), retried like the plain record: it is all or nothing.
+   */
+  readonly write?: () => Promise<void>;
   /** Aborted once another owner took the claim over (job-lease.ts): it reports the job now. */
   readonly lost: AbortSignal;
   /** Aborted when the worker stops: give up, leaving the claim for the redelivery to find. */
@@ -38,7 +44,7 @@ export async function recordCompletion(options: RecordCompletionOptions): Promis
   const giveUp = options.stopping === undefined ? lost : AbortSignal.any([lost, options.stopping]);
   for (let attempt = 1; ; attempt++) {
     try {
-      await store.complete(key, value, ttlSeconds);
+      await (options.write === undefined ? store.complete(key, value, ttlSeconds) : options.write());
       if (attempt > 1) log.info({ attempts: attempt }, "job recorded as completed once the store was back");
       return "recorded";
     } catch (error) {

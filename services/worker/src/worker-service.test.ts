@@ -45,6 +45,13 @@ beforeAll(async () => {
       published.push(...messages);
       await real.publishMany(messages);
     },
+    // The embedded bus's one-transaction end of a job (record, result, acknowledgement): the path
+    // the worker takes in embedded mode, so the tests below exercise it.
+    settleDelivery: async (settlement) => {
+      const settled = await real.settleDelivery!(settlement);
+      if (settled) published.push(...settlement.messages);
+      return settled;
+    },
     subscribe: (subscription, handler) => real.subscribe(subscription, handler),
     declareSubscription: (subscription) => real.declareSubscription(subscription),
     deadLetters: (subscription) => real.deadLetters(subscription),

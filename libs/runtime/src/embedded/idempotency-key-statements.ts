@@ -1,4 +1,4 @@
-import { sql } from "kysely";
+import { sql, type RawBuilder } from "kysely";
 import { z } from "zod";
 import type { AnyKysely } from "../any-kysely.ts";
 
@@ -75,7 +75,12 @@ export interface CompletionRecord {
  * key order, as the claims lock them, so two groups never wait on each other crosswise.
  */
 export async function completeKeys(db: AnyKysely, records: readonly CompletionRecord[]): Promise<void> {
-  await sql`
+  await completeKeysStatement(records).execute(db);
+}
+
+/** The statement of {@link completeKeys}, for a statement that records keys among other things (settle-deliveries.ts). */
+export function completeKeysStatement(records: readonly CompletionRecord[]): RawBuilder<unknown> {
+  return sql`
     INSERT INTO idempotency_keys AS k (key, state, value, claimed_at, expires_at)
     SELECT i.key, 'completed', i.value::jsonb, now(), now() + make_interval(secs => i.ttl)
     FROM unnest(${records.map((r) => r.key)}::text[], ${records.map((r) => JSON.stringify(r.value ?? null))}::text[],
@@ -83,5 +88,5 @@ export async function completeKeys(db: AnyKysely, records: readonly CompletionRe
     ORDER BY i.key
     ON CONFLICT (key) DO UPDATE
       SET state = 'completed', value = EXCLUDED.value, expires_at = EXCLUDED.expires_at,
-          owner = NULL, lease_expires_at = NULL`.execute(db);
+          owner = NULL, lease_expires_at = NULL`;
 }

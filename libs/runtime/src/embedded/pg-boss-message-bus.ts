@@ -7,6 +7,7 @@ import { DeliveryDeferredError } from "../ports/index.ts";
 import type {
   DeadLetter,
   DeliveryHandler,
+  DeliverySettlement,
   MessageBus,
   OutgoingMessage,
   Subscription,
@@ -21,6 +22,7 @@ import type { PublishOutcome } from "./publish-message.ts";
 import type { QueueConsumer } from "./queue-consumer.ts";
 import { readDeadLetters } from "./read-dead-letters.ts";
 import { declareSubscription, registerSubscription } from "./register-subscription.ts";
+import { settleDeliveries, type DeliveryTickets, type SettleItem } from "./settle-deliveries.ts";
 import type { AnyKysely } from "../any-kysely.ts";
 
 export interface PgBossMessageBusOptions extends BusTuning {
@@ -101,6 +103,14 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
   };
   // Concurrent `publish` calls share one statement; a message the server refuses (a body jsonb
   // cannot hold) fails its own caller only (batched-statement.ts).
+  const tickets: DeliveryTickets = new WeakMap();
+  // Handlers' ends share statements like publishes do; one key's outcome once per statement.
+  const settleOne = createBatchedStatement<SettleItem, PublishOutcome[]>({
+    maxBatch: maxPublishGroup,
+    keyOf: (item) => item.outcome.key,
+    many: (items) => settleDeliveries(publishContext, items),
+    one: async (item) => (await settleDeliveries(publishContext, [item]))[0]!,
+  });
   const publishOne = createBatchedStatement<CheckedMessage, PublishOutcome>({
     maxBatch: maxPublishGroup,
     keyOf: (message) => JSON.stringify([message.topic, message.id]),
@@ -131,6 +141,25 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
       checked.forEach((message, index) => report(message, outcomes[index]!));
     },
 
+    async settleDelivery({ delivery, outcome, messages }: DeliverySettlement) {
+      const ticket = tickets.get(delivery);
+      if (ticket === undefined) return false;
+      if (ticket.state !== "open") throw new Error(`settleDelivery: the delivery is ${ticket.state} already`);
+      const checked = messages.map((message) => outgoingMessageSchema.parse(message));
+      if (checked.length === 0) throw new Error("settleDelivery: nothing to publish");
+      ticket.state = "settling";
+      let outcomes: PublishOutcome[];
+      try {
+        outcomes = await settleOne({ ticket, outcome, messages: checked });
+      } catch (error) {
+        ticket.state = "open";
+        throw error;
+      }
+      ticket.state = "acknowledged";
+      checked.forEach((message, index) => report(message, outcomes[index]!));
+      return true;
+    },
+
     async declareSubscription(subscription: Subscription) {
       if (stopped) throw new Error("The message bus is stopped");
       await declareSubscription({ boss, db, tuning, subscription });
@@ -144,6 +173,7 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
         logger,
         tuning,
         subscription,
+        tickets,
         handler: async (delivery) => {
           try {
             await handler(delivery);

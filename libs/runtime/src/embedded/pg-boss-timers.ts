@@ -112,6 +112,7 @@ export function createPgBossTimers(options: PgBossTimersOptions): Timers {
               // Failing the tick would not help (no retries); the next ensureTick repairs the chain.
               logger.error({ err: error, timer: name }, "could not enqueue the next tick");
             }
+            return "done";
           },
           failureOutput: (error) => ({ message: error instanceof Error ? error.name : "tick failed" }),
         }),

@@ -1,4 +1,4 @@
-import { sql } from "kysely";
+import { sql, type RawBuilder } from "kysely";
 import { bossSchema, busSchema } from "./bus-tables.ts";
 import { orderedJobId } from "./ordered-job-id.ts";
 import type { CheckedMessage } from "./message-envelope.ts";
@@ -37,10 +37,15 @@ export interface PublishContext {
  * plans.js `insertJobs`, v10): the queue's retry, expiry, retention, dead-letter and policy, with
  * pg-boss's defaults where the queue has none (our queues set them all: register-subscription.ts).
  * A message's jobs in several queues share one id: pg-boss's key is (name, id).
+ *
+ * `alongside`: more WITH queries (`, name AS (…)`) run by the same statement, so that their
+ * writes and the publish commit or fail together (settle-deliveries.ts). PostgreSQL runs every
+ * data-modifying WITH query to completion whether or not the rest reads it.
  */
 export async function publishMessages(
   context: PublishContext,
   messages: readonly CheckedMessage[],
+  alongside?: RawBuilder<unknown>,
 ): Promise<PublishOutcome[]> {
   const outcomes: PublishOutcome[] = messages.map(() => ({ status: "duplicate" }) as const);
   // Duplicates inside the call are settled here: ON CONFLICT cannot touch one row twice in a
@@ -50,7 +55,10 @@ export async function publishMessages(
     const key = dedupeKey(message.topic, message.id);
     if (!firstIndex.has(key)) firstIndex.set(key, index);
   });
-  if (firstIndex.size === 0) return outcomes;
+  if (firstIndex.size === 0) {
+    if (alongside !== undefined) throw new Error("A publish with other writes alongside needs a message");
+    return outcomes;
+  }
   // Keys claimed in one fixed order: two statements claiming overlapping keys then wait for each
   // other instead of deadlocking. Job ids follow the messages' order in the call, so a queue
   // hands them out in publish order (ordered-job-id.ts).
@@ -108,7 +116,7 @@ export async function publishMessages(
       SELECT count(*) AS queues FROM (
         SELECT pg_notify(${busNotifyChannel}, name) FROM (SELECT DISTINCT name FROM jobs WHERE due) AS due_queues
       ) AS notified
-    )
+    )${alongside ?? sql.raw("")}
     SELECT r.pos, r.queue FROM routed r, woken
     ORDER BY r.pos, r.queue`.execute(context.db);
 

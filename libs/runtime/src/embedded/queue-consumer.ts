@@ -15,8 +15,11 @@ export interface QueueConsumerOptions {
   /** The queue's lock (pg-boss `expireInSeconds`); renewed while a handler runs. */
   readonly lockSeconds: number;
   readonly logger: Logger;
-  /** Resolves: the job is done (its row deleted). Throws: the job fails with `failureOutput(error)`. */
-  readonly handle: (job: BossJob) => Promise<void>;
+  /**
+   * Resolves "done": the consumer deletes the job; "acknowledged": the handler deleted it already
+   * (MessageBus.settleDelivery). Throws: the job fails with `failureOutput(error)`.
+   */
+  readonly handle: (job: BossJob) => Promise<"done" | "acknowledged">;
   readonly failureOutput: (error: unknown, job: BossJob) => object;
   /** A failure retrying cannot fix (a malformed message): dead-letter it now, not after 10 tries. */
   readonly isPoison?: (error: unknown) => boolean;
@@ -144,14 +147,15 @@ export function startQueueConsumer(options: QueueConsumerOptions): QueueConsumer
       (options.lockSeconds * 1000) / 3,
     );
     let failure: { error: unknown } | undefined;
+    let acknowledged = false;
     try {
-      await options.handle(job);
+      acknowledged = (await options.handle(job)) === "acknowledged";
     } catch (error) {
       failure = { error };
     } finally {
       clearInterval(renew);
     }
-    await record(job, failure);
+    if (!acknowledged) await record(job, failure);
   };
 
   const loop = async (): Promise<void> => {

@@ -10,6 +10,7 @@ import type { ResolvedBusTuning } from "./bus-tuning.ts";
 import { messageEnvelopeSchema, topicSchema } from "./message-envelope.ts";
 import type { FailureOutput } from "./message-envelope.ts";
 import { startQueueConsumer } from "./queue-consumer.ts";
+import type { DeliveryTicket, DeliveryTickets } from "./settle-deliveries.ts";
 import type { BossJob, QueueConsumer } from "./queue-consumer.ts";
 import { assertSubscriptionName, deadLetterQueue, subscriptionQueue } from "./queue-names.ts";
 import type { AnyKysely } from "../any-kysely.ts";
@@ -28,6 +29,8 @@ export interface RegisterSubscriptionInput {
   readonly tuning: ResolvedBusTuning;
   readonly subscription: Subscription;
   readonly handler: DeliveryHandler;
+  /** Where the deliveries' jobs are noted, for `MessageBus.settleDelivery` (settle-deliveries.ts). */
+  readonly tickets?: DeliveryTickets;
 }
 
 /**
@@ -81,7 +84,19 @@ export async function registerSubscription(
     pollIntervalMs: tuning.pollingIntervalSeconds * 1000,
     lockSeconds: tuning.lockSeconds,
     logger: input.logger,
-    handle: (job) => input.handler(toDelivery(job)),
+    handle: async (job) => {
+      const delivery = toDelivery(job);
+      const ticket: DeliveryTicket = { queue, jobId: job.id, state: "open" };
+      input.tickets?.set(delivery, ticket);
+      try {
+        await input.handler(delivery);
+      } catch (error) {
+        // Settled, then failed: the message is consumed already; there is nothing to redeliver.
+        if (ticket.state === "acknowledged") return "acknowledged";
+        throw error;
+      }
+      return ticket.state === "acknowledged" ? "acknowledged" : "done";
+    },
     isPoison: (error) => error instanceof MatoolkitError && !error.retriable,
     failureOutput: (error, job): FailureOutput => {
       const safe = toSafeError(error);

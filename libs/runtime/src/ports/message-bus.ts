@@ -62,6 +62,14 @@ export interface DeadLetter {
   readonly deadLetteredAt: Date;
 }
 
+/** What a handler's end records, publishes and acknowledges at once (`MessageBus.settleDelivery`). */
+export interface DeliverySettlement {
+  readonly delivery: Delivery;
+  /** The idempotency key's outcome, as `IdempotencyStore.complete(key, value, ttlSeconds)` records it. */
+  readonly outcome: { readonly key: string; readonly value: unknown; readonly ttlSeconds: number };
+  readonly messages: readonly OutgoingMessage[];
+}
+
 export interface MessageBus {
   publish(message: OutgoingMessage): Promise<void>;
   /**
@@ -81,6 +89,18 @@ export interface MessageBus {
    * outbox for a bus without it (Dapr: the broker is not in the transaction).
    */
   readonly publishInTransaction?: (trx: AnyKysely, messages: readonly OutgoingMessage[]) => Promise<void>;
+  /**
+   * Offered only where the bus and the idempotency store share one database (the embedded bus
+   * with the embedded idempotency store; the platform removes it otherwise): a handler's last act
+   * in ONE transaction — record `outcome` under its idempotency key exactly as the store's
+   * `complete` does, publish `messages` with the guarantees of publishMany, and acknowledge
+   * `delivery`, which is then not delivered again whatever the handler does next (issue 29: the
+   * worker's three round trips at the end of a job, and their waits, become one; concurrent calls
+   * share one statement). All or nothing: after a throw nothing was recorded, published or
+   * acknowledged, and the call may be made again. Resolves false, having done nothing, for a
+   * delivery this bus did not hand out (the caller records and publishes the usual way).
+   */
+  readonly settleDelivery?: (settlement: DeliverySettlement) => Promise<boolean>;
   /**
    * Creates the subscription durably without consuming it, as infrastructure does for Service
    * Bus (Bicep) or Dapr (declarative subscriptions): messages published from then on wait for a

@@ -1,7 +1,13 @@
 import { toSafeError, routingProperties } from "@matoolkit/domain";
 import { context, SpanKind, SpanStatusCode, trace, type Context, type Span } from "@opentelemetry/api";
 import type { AnyKysely } from "../any-kysely.ts";
-import type { DeliveryHandler, MessageBus, OutgoingMessage, Subscription } from "../ports/index.ts";
+import type {
+  DeliveryHandler,
+  DeliverySettlement,
+  MessageBus,
+  OutgoingMessage,
+  Subscription,
+} from "../ports/index.ts";
 import { DeliveryDeferredError } from "../ports/index.ts";
 import { processMetrics, type Metrics } from "./metrics.ts";
 import {
@@ -183,6 +189,27 @@ export function instrumentMessageBus<B extends MessageBus>(bus: B, options: Inst
             // The span ends with the statement: a rollback later still unpublishes it (no way
             // to know here), as a rolled-back outbox row is never relayed.
             finish(spans);
+          },
+        }),
+    ...(bus.settleDelivery === undefined
+      ? {}
+      : {
+          settleDelivery: async (settlement: DeliverySettlement) => {
+            const started = settlement.messages.map(startPublish);
+            const spans = started.map((entry) => entry.span);
+            let settled: boolean;
+            try {
+              settled = await bus.settleDelivery!({
+                ...settlement,
+                messages: started.map((entry) => entry.message),
+              });
+            } catch (error) {
+              finish(spans, error);
+              throw error;
+            }
+            // Not settled: nothing was published; the caller publishes (and traces) the usual way.
+            finish(spans);
+            return settled;
           },
         }),
     subscribe: (subscription: Subscription, handler: DeliveryHandler) =>
