@@ -15,6 +15,7 @@ import type {
 import { busTuningSchema } from "./bus-tuning.ts";
 import type { BusTuning } from "./bus-tuning.ts";
 import { createBatchedStatement } from "./batched-statement.ts";
+import { createDueWakeups } from "./due-wakeups.ts";
 import { outgoingMessageSchema } from "./message-envelope.ts";
 import type { CheckedMessage } from "./message-envelope.ts";
 import { deleteExpiredDedupeKeys, busNotifyChannel, publishMessages } from "./publish-message.ts";
@@ -81,9 +82,11 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
   sweep.unref();
 
   const publishContext = { db, dedupeWindowSeconds: tuning.dedupeWindowSeconds };
+  const wakeups = createDueWakeups((queue) => consumers.get(queue)?.forEach((consumer) => consumer.wake()));
   const report = (message: CheckedMessage, outcome: PublishOutcome): void => {
     switch (outcome.status) {
       case "published":
+        if (message.deliverAt !== undefined) wakeups.schedule(outcome.queues, message.deliverAt);
         return;
       case "duplicate":
         // Normal after a crash between publish and outbox delete, or a retried publish.
@@ -219,6 +222,7 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
       if (stopped) return;
       stopped = true;
       clearInterval(sweep);
+      wakeups.stop();
       await Promise.all(
         [...consumers.values()].flatMap((set) => [...set].map((consumer) => consumer.stop())),
       );

@@ -148,6 +148,39 @@ describe("trace context of a publish inside the writer's transaction", () => {
   });
 });
 
+describe("trace context of a settled delivery", () => {
+  it("the result published by settleDelivery descends from the handler that settled the job", async () => {
+    const jobId = `job-${randomUUID()}`;
+    const resultId = `result-${randomUUID()}`;
+    const subscription = `settle-${randomUUID().slice(0, 8)}`;
+    await bus.subscribe(
+      { topic: topics.workerJobs, name: subscription, filter: { WorkerId: subscription } },
+      async (delivery) => {
+        await bus.settleDelivery!({
+          delivery,
+          outcome: { key: `worker-job:${jobId}`, value: { ok: true }, ttlSeconds: 60 },
+          // Not worker-results: the lag test below counts that subscription's deliveries.
+          messages: [{ id: resultId, topic: topics.orchestratorEvents, properties: {}, body: {} }],
+        });
+      },
+    );
+    await bus.publish({
+      id: jobId,
+      topic: topics.workerJobs,
+      properties: { WorkerId: subscription },
+      body: {},
+    });
+    await delivered(resultId);
+    const entry = deliveries.find((candidate) => candidate.delivery.id === resultId)!;
+    expect(tracing.ancestry(tracing.span(entry.spanId!)).map((span) => span.name)).toEqual([
+      `${topics.orchestratorEvents} process`,
+      `${topics.orchestratorEvents} publish`,
+      `${topics.workerJobs} process`,
+      `${topics.workerJobs} publish`,
+    ]);
+  });
+});
+
 describe("lag metrics", () => {
   it("records a delayed message's timer lag from its due time, and its queue lag", async () => {
     const id = `msg-${randomUUID()}`;
