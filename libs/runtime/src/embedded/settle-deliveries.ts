@@ -34,7 +34,7 @@ export interface SettleItem {
  * key completed and republishes the recorded outcome, dropped as a duplicate). One statement is
  * one transaction: all of it, or none of it.
  *
- * Jobs are matched by (queue, id) pairs, not `name = ANY AND id = ANY`: one message's jobs in
+ * Jobs are deleted queue by queue, never by `name = ANY AND id = ANY`: one message's jobs in
  * several queues share an id, and a sibling in another queue of the group is not ours to delete.
  */
 export async function settleDeliveries(
@@ -42,13 +42,23 @@ export async function settleDeliveries(
   items: readonly SettleItem[],
 ): Promise<PublishOutcome[][]> {
   const messages = items.flatMap((item) => item.messages);
+  // One DELETE per queue, `name = $1 AND id = ANY($2)` as the queue consumer's own: pgboss.job
+  // is partitioned by queue name, and a join on (name, id) pairs is planned without pruning —
+  // every settle then read the whole worker-jobs partition, 10,000 jobs deep at 10,000 members.
+  const idsByQueue = new Map<string, string[]>();
+  for (const { ticket } of items) {
+    const ids = idsByQueue.get(ticket.queue) ?? [];
+    ids.push(ticket.jobId);
+    idsByQueue.set(ticket.queue, ids);
+  }
+  const deletes = [...idsByQueue].map(
+    ([queue, ids], index) => sql`, ${sql.raw(`acknowledged_${index}`)} AS (
+      DELETE FROM ${sql.table(`${bossSchema}.job`)}
+      WHERE name = ${queue} AND id = ANY(${ids}::uuid[]) AND state = 'active'
+    )`,
+  );
   const alongside = sql`, recorded AS (${completeKeysStatement(items.map((item) => item.outcome))}
-    ), acknowledged AS (
-      DELETE FROM ${sql.table(`${bossSchema}.job`)} AS j
-      USING unnest(${items.map((item) => item.ticket.queue)}::text[], ${items.map((item) => item.ticket.jobId)}::uuid[])
-        AS d(name, id)
-      WHERE j.name = d.name AND j.id = d.id AND j.state = 'active'
-    )`;
+    )${sql.join(deletes, sql``)}`;
   const outcomes = await publishMessages(context, messages, alongside);
   const perItem: PublishOutcome[][] = [];
   let next = 0;

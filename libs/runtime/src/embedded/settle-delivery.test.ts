@@ -10,6 +10,7 @@ import type { Delivery, MessageBus } from "../ports/index.ts";
 import { createBoss } from "./create-boss.ts";
 import { createPgBossMessageBus } from "./pg-boss-message-bus.ts";
 import { createPostgresIdempotencyStore } from "./postgres-idempotency-store.ts";
+import { subscriptionQueue } from "./queue-names.ts";
 
 // MessageBus.settleDelivery on the embedded bus: a handler's record, publish and acknowledgement
 // in one transaction (issue 29), all on a real PostgreSQL.
@@ -199,5 +200,25 @@ describe("embedded bus: settleDelivery", () => {
     expect(results).toHaveLength(1);
     expect((await store.claim(second, claimOptions)).status).toBe("claimed");
     expect((await store.claim(foreign, claimOptions)).status).toBe("claimed");
+  });
+
+  it("deletes only its own job: the same message waiting in another subscription's queue stays", async () => {
+    const bus = await open();
+    const waiting = unique("waiting");
+    // Declared, not consumed: the message waits in that queue, under the same job id.
+    await bus.declareSubscription({ topic: topics.workerJobs, name: waiting });
+    const { results } = await jobAndResults(bus, async (delivery) => {
+      await bus.settleDelivery!({
+        delivery,
+        outcome: { key: unique("worker-job"), value: null, ttlSeconds: 60 },
+        messages: [{ id: randomUUID(), topic: topics.workerResults, properties: {}, body: {} }],
+      });
+    });
+    await waitUntil(() => expect(results).toHaveLength(1));
+    const { rows } = await sql<{ count: string }>`
+      SELECT count(*) FROM pgboss.job WHERE name = ${subscriptionQueue(topics.workerJobs, waiting)}`.execute(
+      database.db,
+    );
+    expect(Number(rows[0]!.count)).toBe(1);
   });
 });
