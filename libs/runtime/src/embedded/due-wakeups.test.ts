@@ -3,9 +3,7 @@ import { topics } from "@matoolkit/domain";
 import { createTestDatabase } from "@matoolkit/testing";
 import type { TestDatabase } from "@matoolkit/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { createLogger } from "../logger.ts";
-import { createBoss } from "./create-boss.ts";
-import { createPgBossMessageBus } from "./pg-boss-message-bus.ts";
+import { openEmbeddedBus } from "../../test/embedded/open-embedded-bus.ts";
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -17,17 +15,8 @@ afterAll(async () => {
 
 describe("embedded bus: delayed messages published in this process", () => {
   it("are delivered when due, not at the consumer's next poll", async () => {
-    const boss = createBoss({ connectionString: database.url, maxConnections: 3, maintenance: false });
-    boss.on("error", () => {});
-    await boss.start();
-    const bus = await createPgBossMessageBus({
-      boss,
-      db: database.db,
-      connectionString: database.url,
-      logger: createLogger({ level: "silent", name: "due-test" }),
-      // A poll far beyond the test: only the due-time wake-up can deliver in time.
-      pollingIntervalSeconds: 60,
-    });
+    // A poll far beyond the test: only the due-time wake-up can deliver in time.
+    const { bus, close } = await openEmbeddedBus(database, { pollingIntervalSeconds: 60 });
     try {
       const receivedAt: number[] = [];
       await bus.subscribe(
@@ -50,8 +39,7 @@ describe("embedded bus: delayed messages published in this process", () => {
       expect(receivedAt[0]! - dueAt.getTime()).toBeGreaterThanOrEqual(-50);
       expect(receivedAt[0]! - dueAt.getTime()).toBeLessThan(1000);
     } finally {
-      await bus.stop();
-      await boss.stop({ graceful: false });
+      await close();
     }
   });
 });

@@ -4,13 +4,10 @@ import { topics } from "@matoolkit/domain";
 import { createTestDatabase } from "@matoolkit/testing";
 import type { TestDatabase } from "@matoolkit/testing";
 import { sql } from "kysely";
-import type PgBoss from "pg-boss";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { describeMessageBusContract } from "../../test/contract/message-bus.contract.ts";
-import { createLogger } from "../logger.ts";
-import type { Delivery, MessageBus } from "../ports/index.ts";
-import { createBoss } from "./create-boss.ts";
-import { createPgBossMessageBus } from "./pg-boss-message-bus.ts";
+import { openEmbeddedBus, type OpenedBus } from "../../test/embedded/open-embedded-bus.ts";
+import type { Delivery } from "../ports/index.ts";
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -20,55 +17,21 @@ afterAll(async () => {
   await database.drop();
 });
 
-const logger = createLogger({ level: "silent", name: "bus-test" });
-
 // Each call is "another process": its own pg-boss, pool and LISTEN connection on the same database.
 describeMessageBusContract("embedded (pg-boss)", async () => {
-  const boss = createBoss({ connectionString: database.url, maxConnections: 3, maintenance: false });
-  boss.on("error", () => {});
-  await boss.start();
-  const bus = await createPgBossMessageBus({
-    boss,
-    db: database.db,
-    connectionString: database.url,
-    logger,
-    // Redeliver at once so ten attempts take milliseconds.
-    retryDelaySeconds: 0,
-    retryBackoff: false,
-    pollingIntervalSeconds: 0.2,
-  });
-  return {
-    bus,
-    cleanup: async () => {
-      await bus.stop();
-      await boss.stop({ graceful: false });
-    },
-  };
+  const { bus, close } = await openEmbeddedBus(database);
+  return { bus, cleanup: close };
 });
 
 describe("embedded bus: batching", () => {
-  const opened: Array<{ bus: MessageBus; boss: PgBoss }> = [];
+  const opened: OpenedBus[] = [];
   const open = async () => {
-    const boss = createBoss({ connectionString: database.url, maxConnections: 3, maintenance: false });
-    boss.on("error", () => {});
-    await boss.start();
-    const bus = await createPgBossMessageBus({
-      boss,
-      db: database.db,
-      connectionString: database.url,
-      logger,
-      retryDelaySeconds: 0,
-      retryBackoff: false,
-      pollingIntervalSeconds: 0.2,
-    });
-    opened.push({ bus, boss });
-    return bus;
+    const opening = await openEmbeddedBus(database);
+    opened.push(opening);
+    return opening.bus;
   };
   afterEach(async () => {
-    for (const { bus, boss } of opened.splice(0)) {
-      await bus.stop();
-      await boss.stop({ graceful: false });
-    }
+    for (const { close } of opened.splice(0)) await close();
   });
   const unique = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
   const waitUntil = (assertion: () => void | Promise<void>) =>

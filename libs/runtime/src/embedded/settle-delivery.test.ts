@@ -3,12 +3,9 @@ import { topics } from "@matoolkit/domain";
 import { createTestDatabase } from "@matoolkit/testing";
 import type { TestDatabase } from "@matoolkit/testing";
 import { sql } from "kysely";
-import type PgBoss from "pg-boss";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { createLogger } from "../logger.ts";
+import { openEmbeddedBus, type OpenedBus } from "../../test/embedded/open-embedded-bus.ts";
 import type { Delivery, MessageBus } from "../ports/index.ts";
-import { createBoss } from "./create-boss.ts";
-import { createPgBossMessageBus } from "./pg-boss-message-bus.ts";
 import { createPostgresIdempotencyStore } from "./postgres-idempotency-store.ts";
 import { subscriptionQueue } from "./queue-names.ts";
 
@@ -22,30 +19,15 @@ afterAll(async () => {
   await database.drop();
 });
 
-const logger = createLogger({ level: "silent", name: "settle-test" });
-const opened: Array<{ bus: MessageBus; boss: PgBoss }> = [];
+const opened: OpenedBus[] = [];
 afterEach(async () => {
-  for (const { bus, boss } of opened.splice(0)) {
-    await bus.stop();
-    await boss.stop({ graceful: false });
-  }
+  for (const { close } of opened.splice(0)) await close();
 });
 
 async function open(): Promise<MessageBus> {
-  const boss = createBoss({ connectionString: database.url, maxConnections: 3, maintenance: false });
-  boss.on("error", () => {});
-  await boss.start();
-  const bus = await createPgBossMessageBus({
-    boss,
-    db: database.db,
-    connectionString: database.url,
-    logger,
-    retryDelaySeconds: 0,
-    retryBackoff: false,
-    pollingIntervalSeconds: 0.2,
-  });
-  opened.push({ bus, boss });
-  return bus;
+  const opening = await openEmbeddedBus(database);
+  opened.push(opening);
+  return opening.bus;
 }
 
 const unique = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
