@@ -35,14 +35,24 @@ function recordingStatement(refuse?: { readonly code: string; readonly badKey?: 
 }
 
 describe("batched statement", () => {
-  it("runs a lone call alone and groups the calls made while a statement is in flight", async () => {
+  it("groups the calls of one turn, runs a lone call alone, and groups the calls made while a statement is in flight", async () => {
     const { run, calls } = recordingStatement();
-    const results = await Promise.all(["a", "b", "c", "d"].map((key, n) => run({ key, n })));
-    expect(results).toEqual(["a=0", "b=1", "c=2", "d=3"]);
-    // The first call finds nothing in flight and goes alone; the three made meanwhile go together.
+    const first = await Promise.all(["a", "b"].map((key, n) => run({ key, n })));
+    const lone = run({ key: "c", n: 2 });
+    await new Promise((resolve) => setImmediate(resolve));
+    const meanwhile = ["d", "e", "f"].map((key, n) => run({ key, n: n + 3 }));
+    expect([...first, ...(await Promise.all([lone, ...meanwhile]))]).toEqual([
+      "a=0",
+      "b=1",
+      "c=2",
+      "d=3",
+      "e=4",
+      "f=5",
+    ]);
     expect(calls).toEqual([
-      { kind: "one", keys: ["a"] },
-      { kind: "many", keys: ["b", "c", "d"] },
+      { kind: "many", keys: ["a", "b"] },
+      { kind: "one", keys: ["c"] },
+      { kind: "many", keys: ["d", "e", "f"] },
     ]);
   });
 
@@ -55,8 +65,8 @@ describe("batched statement", () => {
       run({ key: "k", n: 3 }),
     ]);
     expect(results).toEqual(["x=0", "k=1", "m=2", "k=3"]);
-    expect(calls.slice(1)).toEqual([
-      { kind: "many", keys: ["k", "m"] },
+    expect(calls).toEqual([
+      { kind: "many", keys: ["x", "k", "m"] },
       { kind: "one", keys: ["k"] },
     ]);
   });
@@ -70,7 +80,7 @@ describe("batched statement", () => {
       "rejected",
       "fulfilled",
     ]);
-    expect(calls.map((call) => call.kind)).toEqual(["one", "many", "one", "one", "one"]);
+    expect(calls.map((call) => call.kind)).toEqual(["many", "one", "one", "one", "one"]);
   });
 
   it("fails the whole group at once when the server is unreachable (each caller retries as it would alone)", async () => {
@@ -78,7 +88,7 @@ describe("batched statement", () => {
       const { run, calls } = recordingStatement({ code });
       const outcomes = await Promise.allSettled(["a", "b", "c"].map((key, n) => run({ key, n })));
       expect(outcomes.every((outcome) => outcome.status === "rejected")).toBe(true);
-      expect(calls.map((call) => call.kind)).toEqual(["one", "many"]);
+      expect(calls.map((call) => call.kind)).toEqual(["many"]);
     }
   });
 });

@@ -4,7 +4,8 @@ import { createGroupCommit } from "./group-commit.ts";
  * One SQL statement for many concurrent callers (issue 29: statements, more than bytes, are what
  * a step costs), each caller still hearing its own outcome:
  * - calls made while a statement is in flight go together in the next one (group-commit.ts), so
- *   a lone call costs what it did alone and N concurrent calls about one round trip;
+ *   a lone call costs what it did alone (plus one turn of the event loop) and N concurrent calls
+ *   about one round trip;
  * - items whose key is already in the group wait for the next statement: one statement never
  *   touches a row twice (PostgreSQL refuses `ON CONFLICT DO UPDATE` on the same row twice, and
  *   the second call must see what the first one did);

@@ -13,15 +13,29 @@ function manualFlush() {
   return { batches, pending, flush };
 }
 
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
 describe("group commit", () => {
-  it("flushes a lone item at once, without waiting for company", async () => {
+  it("flushes a lone item at the next turn of the event loop, without waiting for company", async () => {
     const { batches, pending, flush } = manualFlush();
     const group = createGroupCommit({ flush, maxBatch: 10 });
 
     const result = group.submit(1);
+    await nextTurn();
     expect(batches).toEqual([[1]]);
     pending[0]!.resolve();
     await expect(result).resolves.toBe("done-1");
+  });
+
+  it("flushes the items submitted in one turn together (the jobs of one fetch)", async () => {
+    const { batches, pending, flush } = manualFlush();
+    const group = createGroupCommit({ flush, maxBatch: 10 });
+
+    const results = [1, 2, 3].map((item) => group.submit(item));
+    await nextTurn();
+    expect(batches).toEqual([[1, 2, 3]]);
+    pending[0]!.resolve();
+    await expect(Promise.all(results)).resolves.toEqual(["done-1", "done-2", "done-3"]);
   });
 
   it("flushes the items that arrived during a flush together, in order, each caller getting its own result", async () => {
@@ -29,6 +43,7 @@ describe("group commit", () => {
     const group = createGroupCommit({ flush, maxBatch: 10 });
 
     const first = group.submit(1);
+    await nextTurn();
     const others = [2, 3, 4].map((item) => group.submit(item));
     expect(batches).toEqual([[1]]);
     pending[0]!.resolve();
@@ -51,7 +66,7 @@ describe("group commit", () => {
     await expect(Promise.all([1, 2, 3, 4, 5].map((item) => group.submit(item)))).resolves.toEqual([
       1, 2, 3, 4, 5,
     ]);
-    expect(batches).toEqual([[1], [2, 3], [4, 5]]);
+    expect(batches).toEqual([[1, 2], [3, 4], [5]]);
   });
 
   it("fails every caller of a failed flush, and only those", async () => {
@@ -59,6 +74,7 @@ describe("group commit", () => {
     const group = createGroupCommit({ flush, maxBatch: 10 });
 
     const first = group.submit(1);
+    await nextTurn();
     const second = group.submit(2);
     pending[0]!.reject(new Error("database unavailable"));
     await expect(first).rejects.toThrow("database unavailable");

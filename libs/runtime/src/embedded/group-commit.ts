@@ -1,7 +1,8 @@
 /**
  * Group commit: callers submit one item each; items submitted while a flush is in flight wait
  * and go together in the next flush, so N concurrent callers cost about one round trip instead
- * of N. An idle submitter is flushed at once (no timer, no added latency for a lone call).
+ * of N. With nothing in flight, the first flush goes at the next turn of the event loop
+ * (`setImmediate`, no timer): what was submitted in the same turn goes with it.
  * Each caller's promise settles with its own flush: the flush's result for its item, or the
  * flush's error (every caller of a failed flush sees it and retries as it would have alone).
  */
@@ -29,6 +30,11 @@ export function createGroupCommit<T, R>(options: GroupCommitOptions<T, R>): Grou
   let draining: Promise<void> | undefined;
 
   const drain = async (): Promise<void> => {
+    // The callers of this turn of the event loop go together: the jobs of one fetch all start
+    // (and claim, and later settle) in one turn, and a first flush sent at the first call made
+    // the others wait a whole statement for the next one (bench:orchestrator at 2,000 × 5:
+    // 892–940 → 1,052–1,213 executions/s, 1.4 → 0.7–0.8 statements per step).
+    await new Promise((resolve) => setImmediate(resolve));
     try {
       while (waiting.length > 0) {
         const batch = waiting.splice(0, options.maxBatch);

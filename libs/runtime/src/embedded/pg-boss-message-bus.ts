@@ -57,7 +57,8 @@ const maxPublishGroup = 500;
  *
  * Publishing is batched: `publishMany` is one statement whatever its size,
  * and concurrent `publish` calls are group-committed the same way (calls arriving while a flush
- * is in flight go together in the next one; a lone call is flushed at once).
+ * is in flight go together in the next one; with nothing in flight, the calls of one turn of
+ * the event loop go together at its end).
  */
 export async function createPgBossMessageBus(options: PgBossMessageBusOptions): Promise<MessageBus> {
   const tuning = busTuningSchema.parse(options);
