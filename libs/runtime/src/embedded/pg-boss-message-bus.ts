@@ -105,16 +105,17 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
       }
     }
   };
-  // Concurrent `publish` calls share one statement; a message the server refuses (a body jsonb
-  // cannot hold) fails its own caller only (batched-statement.ts).
+  // The job behind each delivery handed out, for settleDelivery (settle-deliveries.ts). Handlers'
+  // ends share statements like publishes do; one idempotency key once per statement.
   const tickets: DeliveryTickets = new WeakMap();
-  // Handlers' ends share statements like publishes do; one key's outcome once per statement.
   const settleOne = createBatchedStatement<SettleItem, PublishOutcome[]>({
     maxBatch: maxPublishGroup,
     keyOf: (item) => item.outcome.key,
     many: (items) => settleDeliveries(publishContext, items),
     one: async (item) => (await settleDeliveries(publishContext, [item]))[0]!,
   });
+  // Concurrent `publish` calls share one statement; a message the server refuses (a body jsonb
+  // cannot hold) fails its own caller only (batched-statement.ts).
   const publishOne = createBatchedStatement<CheckedMessage, PublishOutcome>({
     maxBatch: maxPublishGroup,
     keyOf: (message) => JSON.stringify([message.topic, message.id]),
