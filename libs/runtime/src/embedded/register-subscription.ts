@@ -10,6 +10,7 @@ import type { ResolvedBusTuning } from "./bus-tuning.ts";
 import { messageEnvelopeSchema, topicSchema } from "./message-envelope.ts";
 import type { FailureOutput } from "./message-envelope.ts";
 import { startQueueConsumer } from "./queue-consumer.ts";
+import { setQueueFillFactor } from "./queue-fill-factor.ts";
 import type { DeliveryTicket, DeliveryTickets } from "./settle-deliveries.ts";
 import type { BossJob, QueueConsumer } from "./queue-consumer.ts";
 import { assertSubscriptionName, deadLetterQueue, subscriptionQueue } from "./queue-names.ts";
@@ -61,6 +62,7 @@ export async function declareSubscription(
   await boss.createQueue(queue, queueOptions);
   // createQueue keeps an existing queue as it was; align it with this process's settings.
   await boss.updateQueue(queue, queueOptions);
+  await setQueueFillFactor(input.db, queue);
   await sql`
     INSERT INTO ${sql.table(`${busSchema}.subscriptions`)} AS s (topic, name, filter, queue)
     VALUES (${topic}, ${name}, ${JSON.stringify(filter)}::jsonb, ${queue})
