@@ -98,6 +98,8 @@ export const platformConfigSchema = z
     usesSql: z.boolean().default(true),
     /** Observability (libs/runtime/src/telemetry): OpenTelemetry's standard variables. */
     otelServiceName: z.string().min(1).optional(),
+    /** OTEL_SDK_DISABLED: OpenTelemetry's switch for every signal (start-telemetry.ts says what stops). */
+    otelSdkDisabled: z.stringbool().default(false),
     otlpEndpoint: z.url({ protocol: /^https?$/ }).optional(),
     otlpTracesEndpoint: z.url({ protocol: /^https?$/ }).optional(),
     /** OTLP's transport (libs/runtime/src/telemetry/tracing.ts); Container Apps' agent injects grpc. */
@@ -201,6 +203,7 @@ export const platformConfigSchema = z
       usesSql: raw.usesSql,
       telemetry: {
         serviceName: raw.otelServiceName,
+        sdkDisabled: raw.otelSdkDisabled,
         otlpEndpoint: raw.otlpEndpoint,
         otlpTracesEndpoint: raw.otlpTracesEndpoint,
         otlpProtocol: raw.otlpProtocol,
@@ -248,6 +251,7 @@ const envNames: Record<string, string> = {
   daprJobsApiVersion: "MATOOLKIT_DAPR_JOBS_API_VERSION",
   daprBulkPublish: "MATOOLKIT_DAPR_BULK_PUBLISH",
   otelServiceName: "OTEL_SERVICE_NAME",
+  otelSdkDisabled: "OTEL_SDK_DISABLED",
   otlpEndpoint: "OTEL_EXPORTER_OTLP_ENDPOINT",
   otlpTracesEndpoint: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
   otlpProtocol: "OTEL_EXPORTER_OTLP_PROTOCOL",

@@ -11,6 +11,14 @@ import { otlpTracesProtocol, otlpTracesUrl, startTracing, type OtlpProtocol } fr
 export interface TelemetryConfig {
   /** OTEL_SERVICE_NAME; default `matoolkit-<service>`. */
   readonly serviceName?: string | undefined;
+  /**
+   * OTEL_SDK_DISABLED=true: no traces (no tracer provider: every span is a no-op, none exported,
+   * whatever the OTLP settings), no trace context nor `published-at` in messages, and the bus is
+   * not instrumented (no message age or timer lag histograms). /healthz, /readyz and the other
+   * metrics stay. For a deployment that does not collect traces, and to measure what telemetry
+   * costs (bench/telemetry-cost.ts).
+   */
+  readonly sdkDisabled?: boolean | undefined;
   /** OTEL_EXPORTER_OTLP_ENDPOINT (base URL); unset = traces are not exported. */
   readonly otlpEndpoint?: string | undefined;
   /** OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (full traces URL); wins over the base URL. */
@@ -55,17 +63,23 @@ export interface StartTelemetryOptions {
  */
 export async function startTelemetry(options: StartTelemetryOptions): Promise<Telemetry> {
   const { config, logger } = options;
+  const enabled = config.sdkDisabled !== true;
   const tracesUrl = otlpTracesUrl(config);
-  const tracing = startTracing({
-    serviceName: config.serviceName ?? defaultServiceName(options.service),
-    ...(tracesUrl === undefined
-      ? {}
-      : { otlpTracesUrl: tracesUrl, otlpTracesProtocol: otlpTracesProtocol(config) }),
-    logger,
-  });
-  const restoreOutbox = setOutboxAmbientProperties(() =>
-    withTraceContext({ [telemetryProperties.publishedAt]: new Date().toISOString() }),
-  );
+  const tracing = enabled
+    ? startTracing({
+        serviceName: config.serviceName ?? defaultServiceName(options.service),
+        ...(tracesUrl === undefined
+          ? {}
+          : { otlpTracesUrl: tracesUrl, otlpTracesProtocol: otlpTracesProtocol(config) }),
+        logger,
+      })
+    : undefined;
+  if (!enabled) logger.info("telemetry disabled (OTEL_SDK_DISABLED): no traces, no message lag metrics");
+  const restoreOutbox = enabled
+    ? setOutboxAmbientProperties(() =>
+        withTraceContext({ [telemetryProperties.publishedAt]: new Date().toISOString() }),
+      )
+    : () => undefined;
   const metrics = processMetrics();
   let ready = false;
   let server: MetricsServer | undefined;
@@ -82,14 +96,16 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
           });
   } catch (error) {
     restoreOutbox();
-    await tracing.shutdown();
+    await tracing?.shutdown();
     throw error;
   }
   return {
     metrics,
     ...(server === undefined ? {} : { metricsUrl: server.url }),
     instrumentBus: (bus, adapter) =>
-      instrumentMessageBus(bus, { system: adapter === "embedded" ? "pg-boss" : "dapr", metrics }),
+      enabled
+        ? instrumentMessageBus(bus, { system: adapter === "embedded" ? "pg-boss" : "dapr", metrics })
+        : bus,
     readyWhen(readiness) {
       void readiness.then(
         () => (ready = true),
@@ -100,7 +116,7 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
     async stop() {
       await server?.close();
       restoreOutbox();
-      await tracing.shutdown();
+      await tracing?.shutdown();
     },
   };
 }
