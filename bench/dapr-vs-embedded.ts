@@ -6,10 +6,10 @@
 // machine's cores are not shared between them), each in a process of its own (each creates and
 // drops its own database; the Dapr run starts and stops its own daemons), and prints the figures
 // side by side. A run that fails is shown as failed; the exit code is then 1.
-import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { benchInterrupted, runBenchChild, type ChildOutcome } from "./bench-child.ts";
 
 interface Spread {
   readonly p50: number;
@@ -41,10 +41,7 @@ interface BenchResult {
   readonly daemonProblems: ReadonlyArray<{ readonly role: string; readonly count: number }>;
 }
 
-let interrupted = false;
-
-type Outcome =
-  { readonly ok: true; readonly result: BenchResult } | { readonly ok: false; readonly why: string };
+type Outcome = ChildOutcome<BenchResult>;
 
 /** Runs both, prints the table, and returns the exit code (0 when both runs succeeded). */
 export async function compareRuntimes(
@@ -57,7 +54,7 @@ export async function compareRuntimes(
     for (const runtime of ["embedded", "dapr"] as const) {
       process.stderr.write(`\n[compare] ===== BENCH_RUNTIME=${runtime} =====\n`);
       outcomes.push([runtime, await runOnce(benchFile, env, runtime, join(dir, `${runtime}.json`))]);
-      if (interrupted) break;
+      if (benchInterrupted()) break;
     }
     process.stdout.write(`\n${table(outcomes)}\n`);
     return outcomes.every(([, outcome]) => outcome.ok) ? 0 : 1;
@@ -66,41 +63,18 @@ export async function compareRuntimes(
   }
 }
 
-async function runOnce(
+function runOnce(
   benchFile: string,
   env: Readonly<Record<string, string | undefined>>,
   runtime: string,
   resultFile: string,
 ): Promise<Outcome> {
-  // The same node and loader (tsx's --import) as this process, so the child runs the .ts file.
-  const child = spawn(process.execPath, [...process.execArgv, benchFile], {
-    // The peer (a plain PostgreSQL queue) is the embedded run's yardstick: run it once, there.
-    env: {
-      ...env,
-      BENCH_RUNTIME: runtime,
-      BENCH_RESULT_FILE: resultFile,
-      BENCH_PEER: runtime === "embedded" ? env.BENCH_PEER : "none",
-    },
-    stdio: ["ignore", "inherit", "inherit"],
-  });
-  // A signal to this process goes on to the run (which stops what it started), then ends us.
-  const forward = (signal: NodeJS.Signals) => {
-    interrupted = true;
-    child.kill(signal);
-  };
-  process.on("SIGINT", forward);
-  process.on("SIGTERM", forward);
-  const code = await new Promise<number | string>((resolve) =>
-    child.once("exit", (exitCode, signal) => resolve(exitCode ?? signal ?? "unknown")),
+  // The peer (a plain PostgreSQL queue) is the embedded run's yardstick: run it once, there.
+  return runBenchChild<BenchResult>(
+    benchFile,
+    { ...env, BENCH_RUNTIME: runtime, BENCH_PEER: runtime === "embedded" ? env.BENCH_PEER : "none" },
+    resultFile,
   );
-  process.off("SIGINT", forward);
-  process.off("SIGTERM", forward);
-  if (code !== 0) return { ok: false, why: `failed (exit ${code})` };
-  try {
-    return { ok: true, result: JSON.parse(readFileSync(resultFile, "utf8")) as BenchResult };
-  } catch (error) {
-    return { ok: false, why: `no result (${String(error)})` };
-  }
 }
 
 function table(outcomes: ReadonlyArray<[string, Outcome]>): string {

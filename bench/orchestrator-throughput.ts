@@ -13,6 +13,8 @@
 //             state store, the batch workflows Dapr Workflow (actors on the real placement).
 //   both      embedded, then dapr, with the same parameters, each in a process of its own, and a
 //             side-by-side table of the figures (bench/dapr-vs-embedded.ts).
+// OTEL_*: OpenTelemetry's variables reach the platform (OTEL_SDK_DISABLED=true: telemetry off;
+// bench/telemetry-cost.ts compares off with on).
 // BENCH_KEEP_LOGS=<dir>: copy the Dapr daemons' logs (and the workflow SDK's console) there.
 // BENCH_DAPR_CONFIG=<file>: an experiment, daprd's Configuration instead of dapr/config.yaml.
 // BENCH_SQL_BREAKDOWN=1: also print the statements behind SQL/step, most frequent first (stderr).
@@ -72,6 +74,12 @@ if (peer !== "graphile-worker" && peer !== "none") {
   process.exit(2);
 }
 const cores = availableParallelism();
+/** Spans are always recorded unless OTEL_SDK_DISABLED; exported only to an OTLP endpoint. */
+const telemetryState = /^(true|1|yes|on)$/i.test(env.OTEL_SDK_DISABLED ?? "")
+  ? "off (OTEL_SDK_DISABLED)"
+  : env.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined
+    ? "on, spans exported over OTLP"
+    : "on, spans recorded, not exported (no OTLP endpoint)";
 
 /** What was started, stopped in reverse order at the end, on failure or on SIGINT/SIGTERM. */
 const closers: Array<{ what: string; close: () => Promise<unknown> }> = [];
@@ -153,6 +161,8 @@ const platform = await guarded(
       LOG_LEVEL: env.LOG_LEVEL ?? "warn",
       // A database of its own, created above: migrated here (no separate migrate step).
       MATOOLKIT_MIGRATE_ON_START: "true",
+      // OpenTelemetry's variables as given (bench/telemetry-cost.ts turns telemetry off and on).
+      ...Object.fromEntries(Object.entries(env).filter(([name]) => name.startsWith("OTEL_"))),
       ...dapr?.env,
     }),
     "bench",
@@ -236,6 +246,7 @@ try {
   lines = [
     `runtime:                               ${runtime}${dapr === undefined ? "" : ` (real daprd ${dapr.version}, placement, scheduler; components/local on redis-server; ${dapr.config})`}`,
     `members × steps:                       ${members} × ${stepsPerMember} = ${members * stepsPerMember}`,
+    `telemetry:                             ${telemetryState}`,
     `member-step executions per second:     ${run.stepsPerSecond.toFixed(0)}  (${run.seconds.toFixed(1)} s end to end)`,
     `SQL statements per step execution:     ${run.statementsPerStep.toFixed(1)}  (each one round trip)`,
     `WAL per step execution:                ${walLine(run.wal, members * stepsPerMember)}`,
@@ -261,6 +272,7 @@ try {
   if (narration !== undefined) progress(`workflow SDK console lines (diverted): ${narration.lines()}`);
   result = {
     runtime,
+    telemetry: telemetryState,
     daprVersion: dapr?.version,
     members,
     steps: stepsPerMember,

@@ -1,0 +1,45 @@
+// Runs bench/orchestrator-throughput.ts in a process of its own and reads the figures it writes to
+// BENCH_RESULT_FILE (bench/dapr-vs-embedded.ts and bench/telemetry-cost.ts compare such runs).
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+
+export type ChildOutcome<T> =
+  { readonly ok: true; readonly result: T } | { readonly ok: false; readonly why: string };
+
+let interrupted = false;
+
+/** True once SIGINT or SIGTERM reached this process during a run (the comparison then stops). */
+export function benchInterrupted(): boolean {
+  return interrupted;
+}
+
+/** One run of `benchFile` with `env` (BENCH_RESULT_FILE set to `resultFile`); its output goes to ours. */
+export async function runBenchChild<T>(
+  benchFile: string,
+  env: Readonly<Record<string, string | undefined>>,
+  resultFile: string,
+): Promise<ChildOutcome<T>> {
+  // The same node and loader (tsx's --import) as this process, so the child runs the .ts file.
+  const child = spawn(process.execPath, [...process.execArgv, benchFile], {
+    env: { ...env, BENCH_RESULT_FILE: resultFile },
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  // A signal to this process goes on to the run (which stops what it started), then ends us.
+  const forward = (signal: NodeJS.Signals) => {
+    interrupted = true;
+    child.kill(signal);
+  };
+  process.on("SIGINT", forward);
+  process.on("SIGTERM", forward);
+  const code = await new Promise<number | string>((resolve) =>
+    child.once("exit", (exitCode, signal) => resolve(exitCode ?? signal ?? "unknown")),
+  );
+  process.off("SIGINT", forward);
+  process.off("SIGTERM", forward);
+  if (code !== 0) return { ok: false, why: `failed (exit ${code})` };
+  try {
+    return { ok: true, result: JSON.parse(readFileSync(resultFile, "utf8")) as T };
+  } catch (error) {
+    return { ok: false, why: `no result (${String(error)})` };
+  }
+}
