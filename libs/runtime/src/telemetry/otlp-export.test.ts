@@ -57,14 +57,18 @@ async function startGrpcReceiver(): Promise<{ url: string; requests: Buffer[] }>
 
 async function startHttpReceiver(): Promise<{
   url: string;
-  requests: Array<{ path: string; body: string }>;
+  requests: Array<{ path: string; contentType: string; body: string }>;
 }> {
-  const requests: Array<{ path: string; body: string }> = [];
+  const requests: Array<{ path: string; contentType: string; body: string }> = [];
   const server: HttpServer = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
-      requests.push({ path: request.url ?? "", body: Buffer.concat(chunks).toString("utf8") });
+      requests.push({
+        path: request.url ?? "",
+        contentType: request.headers["content-type"] ?? "",
+        body: Buffer.concat(chunks).toString("utf8"),
+      });
       response.writeHead(200, { "content-type": "application/json" }).end("{}");
     });
   });
@@ -95,11 +99,23 @@ describe("OTLP trace export", () => {
     expect(payload).toContain("matoolkit-otlp-test");
   });
 
-  it("exports over HTTP to <endpoint>/v1/traces by default", async () => {
+  it("exports binary protobuf over HTTP to <endpoint>/v1/traces by default (http/protobuf)", async () => {
     const receiver = await startHttpReceiver();
     await exportOneSpan({ otlpEndpoint: receiver.url }, "batch.advance-http");
     expect(receiver.requests.map((request) => request.path)).toEqual(["/v1/traces"]);
+    // OTLP/HTTP: "Binary-encoded Protobuf payloads MUST use Content-Type application/x-protobuf"
+    // (opentelemetry-proto, docs/specification.md); a JSON body would open with `{`.
+    expect(receiver.requests[0]!.contentType).toBe("application/x-protobuf");
+    expect(receiver.requests[0]!.body.startsWith("{")).toBe(false);
     expect(receiver.requests[0]!.body).toContain("batch.advance-http");
+  });
+
+  it("exports JSON when OTEL_EXPORTER_OTLP_PROTOCOL=http/json", async () => {
+    const receiver = await startHttpReceiver();
+    await exportOneSpan({ otlpEndpoint: receiver.url, otlpProtocol: "http/json" }, "batch.advance-json");
+    expect(receiver.requests[0]!.contentType).toBe("application/json");
+    const payload = JSON.parse(receiver.requests[0]!.body) as { resourceSpans: unknown[] };
+    expect(JSON.stringify(payload.resourceSpans)).toContain("batch.advance-json");
   });
 
   it("lets OTEL_EXPORTER_OTLP_TRACES_PROTOCOL override the general protocol", async () => {

@@ -1,7 +1,8 @@
 import { context, propagation, trace, type Tracer } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter as OTLPGrpcTraceExporter } from "@opentelemetry/exporter-trace-otlp-grpc";
-import { OTLPTraceExporter as OTLPHttpTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { OTLPTraceExporter as OTLPJsonTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { OTLPTraceExporter as OTLPProtobufTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import {
   BatchSpanProcessor,
@@ -56,11 +57,16 @@ export function startTracing(options: TracingOptions): Tracing {
   const spanProcessors: SpanProcessor[] = [];
   if (options.exporter !== undefined) spanProcessors.push(new SimpleSpanProcessor(options.exporter));
   if (options.otlpTracesUrl !== undefined) {
-    // Batched: export never sits on a request's or a delivery's path.
+    // Batched: export never sits on a request's or a delivery's path. Each protocol its own
+    // exporter package: -http sends JSON only, whatever OTEL_EXPORTER_OTLP_PROTOCOL says, so the
+    // default (http/protobuf) needs -proto (opentelemetry-js, experimental/packages/exporter-trace-otlp-proto).
+    const protocol = options.otlpTracesProtocol ?? "http/protobuf";
     const exporter =
-      options.otlpTracesProtocol === "grpc"
+      protocol === "grpc"
         ? new OTLPGrpcTraceExporter({ url: options.otlpTracesUrl })
-        : new OTLPHttpTraceExporter({ url: options.otlpTracesUrl });
+        : protocol === "http/json"
+          ? new OTLPJsonTraceExporter({ url: options.otlpTracesUrl })
+          : new OTLPProtobufTraceExporter({ url: options.otlpTracesUrl });
     spanProcessors.push(new BatchSpanProcessor(exporter));
   }
   const provider = new NodeTracerProvider({
