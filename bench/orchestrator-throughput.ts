@@ -78,7 +78,7 @@ const cores = availableParallelism();
 const telemetryState = /^(true|1|yes|on)$/i.test(env.OTEL_SDK_DISABLED ?? "")
   ? "off (OTEL_SDK_DISABLED)"
   : env.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined
-    ? "on, spans exported over OTLP"
+    ? `on, spans exported over OTLP${env.OTEL_TRACES_SAMPLER === undefined ? "" : ` (sampler ${env.OTEL_TRACES_SAMPLER} ${env.OTEL_TRACES_SAMPLER_ARG ?? ""})`}`
     : "on, spans recorded, not exported (no OTLP endpoint)";
 
 /** What was started, stopped in reverse order at the end, on failure or on SIGINT/SIGTERM. */

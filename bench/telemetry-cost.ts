@@ -1,6 +1,8 @@
 // What telemetry costs the hot path (issue 29: "telemetry on costs ≤ 3 %"), run on demand:
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/telemetry-cost.ts
-// Options: BENCH_ROUNDS (2), and every option of bench/orchestrator-throughput.ts (BENCH_MEMBERS…).
+// Options: BENCH_ROUNDS (2), every option of bench/orchestrator-throughput.ts (BENCH_MEMBERS…), and
+// OpenTelemetry's own variables for the "on" runs (e.g. OTEL_TRACES_SAMPLER=parentbased_traceidratio
+// OTEL_TRACES_SAMPLER_ARG=0.1, read by the SDK itself).
 // Runs the orchestrator benchmark BENCH_ROUNDS × twice, alternating, each in a process of its own
 // with nothing else running: telemetry OFF (OTEL_SDK_DISABLED=true: no spans, no trace context in
 // messages, no lag histograms) and ON as a deployment has it (spans recorded and exported over
@@ -49,7 +51,12 @@ const sinkUrl = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`;
 
 const benchFile = join(import.meta.dirname, "orchestrator-throughput.ts");
 const dir = mkdtempSync(join(tmpdir(), "matoolkit-bench-telemetry-"));
-const base = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("OTEL_")));
+// The caller's other OpenTelemetry settings (OTEL_TRACES_SAMPLER…) hold for the "on" runs.
+const base = Object.fromEntries(
+  Object.entries(process.env).filter(
+    ([name]) => name !== "OTEL_SDK_DISABLED" && !name.startsWith("OTEL_EXPORTER_OTLP_"),
+  ),
+);
 const modes = {
   off: { ...base, OTEL_SDK_DISABLED: "true" },
   on: { ...base, OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl, OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf" },
