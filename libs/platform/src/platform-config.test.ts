@@ -22,13 +22,6 @@ describe("platform configuration", () => {
     expect(() => platformConfigFromEnv({ MATOOLKIT_DB_POOL_SIZE: "many" })).toThrow(/MATOOLKIT_DB_POOL_SIZE/);
   });
 
-  it("turns telemetry off with OpenTelemetry's OTEL_SDK_DISABLED, naming the variable when it is not a boolean", () => {
-    expect(platformConfigFromEnv({}).telemetry.sdkDisabled).toBe(false);
-    expect(platformConfigFromEnv({ OTEL_SDK_DISABLED: "true" }).telemetry.sdkDisabled).toBe(true);
-    expect(platformConfigFromEnv({ OTEL_SDK_DISABLED: "false" }).telemetry.sdkDisabled).toBe(false);
-    expect(() => platformConfigFromEnv({ OTEL_SDK_DISABLED: "maybe" })).toThrow(/OTEL_SDK_DISABLED/);
-  });
-
   it("prepares repeated statements unless MATOOLKIT_DB_PREPARE turns it off", () => {
     expect(platformConfigFromEnv({}).databasePrepareStatements).toBe(true);
     expect(platformConfigFromEnv({ MATOOLKIT_DB_PREPARE: "off" }).databasePrepareStatements).toBe(false);

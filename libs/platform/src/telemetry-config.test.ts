@@ -5,6 +5,7 @@ describe("observability configuration", () => {
   it("reads OpenTelemetry's standard variables and MATOOLKIT_METRICS_PORT/_HOST; all optional", () => {
     expect(platformConfigFromEnv({}).telemetry).toEqual({
       serviceName: undefined,
+      sdkDisabled: false,
       otlpEndpoint: undefined,
       otlpTracesEndpoint: undefined,
       metricsPort: undefined,
@@ -20,11 +21,19 @@ describe("observability configuration", () => {
       }).telemetry,
     ).toEqual({
       serviceName: "matoolkit-orchestrator-eu",
+      sdkDisabled: false,
       otlpEndpoint: "http://otel-collector:4318",
       otlpTracesEndpoint: "https://ingest.example/v1/traces",
       metricsPort: 9464,
       metricsHost: "127.0.0.1",
     });
+  });
+
+  it("turns telemetry off with OpenTelemetry's OTEL_SDK_DISABLED, naming the variable when it is not a boolean", () => {
+    expect(platformConfigFromEnv({}).telemetry.sdkDisabled).toBe(false);
+    expect(platformConfigFromEnv({ OTEL_SDK_DISABLED: "true" }).telemetry.sdkDisabled).toBe(true);
+    expect(platformConfigFromEnv({ OTEL_SDK_DISABLED: "false" }).telemetry.sdkDisabled).toBe(false);
+    expect(() => platformConfigFromEnv({ OTEL_SDK_DISABLED: "maybe" })).toThrow(/OTEL_SDK_DISABLED/);
   });
 
   it("reads the OTLP protocol, general and for traces (Container Apps' agent injects grpc)", () => {
