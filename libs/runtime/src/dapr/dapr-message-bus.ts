@@ -320,8 +320,18 @@ export async function createDaprMessageBus(options: DaprMessageBusOptions): Prom
   }
 
   const publishedKey = (message: { topic: Topic; id: string }) => `published|${message.topic}|${message.id}`;
-  const rememberPublished = (message: CheckedMessage) =>
-    options.state.put(publishedKey(message), { at: new Date().toISOString() }, options.dedupeWindowSeconds);
+  /**
+   * Usually the key is absent (the publish checked it): one conditional write. Present, a racing
+   * publisher recorded it, which is as good. Refused yet absent (a store error): written
+   * last-write-wins, which throws if the store keeps failing.
+   */
+  const rememberPublished = async (message: CheckedMessage) => {
+    const key = publishedKey(message);
+    const record = { at: new Date().toISOString() };
+    if (await options.state.create(key, record, options.dedupeWindowSeconds)) return;
+    if ((await options.state.get(key)) === undefined)
+      await options.state.put(key, record, options.dedupeWindowSeconds);
+  };
 
   /**
    * One bulk publish request (Dapr's alpha bulk API: not atomic). Returns the messages that went

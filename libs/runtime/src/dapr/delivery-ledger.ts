@@ -50,11 +50,11 @@ export function createDeliveryLedger(options: DeliveryLedgerOptions): DeliveryLe
   return {
     async begin(key) {
       for (let round = 0; round < 3; round += 1) {
+        // A first delivery is the usual case: claim it with one conditional write (one sidecar
+        // call), and read the record only when the key was taken.
+        if (await state.create(key, running(1), rememberSeconds)) return { kind: "run", attempt: 1 };
         const existing = await state.get<LedgerRecord>(key);
-        if (existing === undefined) {
-          if (await state.create(key, running(1), rememberSeconds)) return { kind: "run", attempt: 1 };
-          continue;
-        }
+        if (existing === undefined) continue; // deleted or expired since: claim it again
         const record = existing.value;
         switch (record.state) {
           case "done":
