@@ -2,7 +2,8 @@
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/telemetry-cost.ts
 // Options: BENCH_ROUNDS (2), every option of bench/orchestrator-throughput.ts (BENCH_MEMBERS…), and
 // OpenTelemetry's own variables for the "on" runs (e.g. OTEL_TRACES_SAMPLER=parentbased_traceidratio
-// OTEL_TRACES_SAMPLER_ARG=0.1, read by the SDK itself).
+// OTEL_TRACES_SAMPLER_ARG=0.1, read by the SDK itself); OTEL_EXPORTER_OTLP_PROTOCOL http/protobuf
+// (default) or http/json picks the "on" runs' encoding.
 // Runs the orchestrator benchmark BENCH_ROUNDS × twice, alternating, each in a process of its own
 // with nothing else running: telemetry OFF (OTEL_SDK_DISABLED=true: no spans, no trace context in
 // messages, no lag histograms) and ON as a deployment has it (spans recorded and exported over
@@ -52,6 +53,13 @@ const sinkUrl = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`;
 const benchFile = join(import.meta.dirname, "orchestrator-throughput.ts");
 const dir = mkdtempSync(join(tmpdir(), "matoolkit-bench-telemetry-"));
 // The caller's other OpenTelemetry settings (OTEL_TRACES_SAMPLER…) hold for the "on" runs.
+const protocol = process.env.OTEL_EXPORTER_OTLP_PROTOCOL ?? "http/protobuf";
+if (protocol !== "http/protobuf" && protocol !== "http/json") {
+  process.stderr.write(
+    `OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json here (the sink speaks HTTP), not ${protocol}\n`,
+  );
+  process.exit(2);
+}
 const base = Object.fromEntries(
   Object.entries(process.env).filter(
     ([name]) => name !== "OTEL_SDK_DISABLED" && !name.startsWith("OTEL_EXPORTER_OTLP_"),
@@ -59,7 +67,12 @@ const base = Object.fromEntries(
 );
 const modes = {
   off: { ...base, OTEL_SDK_DISABLED: "true" },
-  on: { ...base, OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl, OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf" },
+  on: {
+    ...base,
+    OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl,
+    // http/json costs less CPU to encode (JSON.stringify is native), http/protobuf less to send.
+    OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+  },
 } as const;
 const runs: Array<{ mode: keyof typeof modes; outcome: ChildOutcome<Figures> }> = [];
 try {
@@ -112,6 +125,8 @@ for (const [label, pick] of [
     `${label} median: off ${fixed(offMedian)}, on ${fixed(onMedian)} → telemetry costs ${fixed((1 - onMedian / offMedian) * 100, 1)} %`,
   );
 }
-lines.push(`OTLP sink received ${exported.requests} export requests, ${fixed(exported.bytes / 1e6, 1)} MB`);
+lines.push(
+  `OTLP sink received ${exported.requests} export requests, ${fixed(exported.bytes / 1e6, 1)} MB (${protocol})`,
+);
 process.stdout.write(`\n${lines.join("\n")}\n`);
 process.exit(runs.every((run) => run.outcome.ok) && runs.length === rounds * 2 ? 0 : 1);
