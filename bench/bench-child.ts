@@ -13,16 +13,27 @@ export function benchInterrupted(): boolean {
   return interrupted;
 }
 
-/** One run of `benchFile` with `env` (BENCH_RESULT_FILE set to `resultFile`); its output goes to ours. */
+export interface BenchChildOptions {
+  /** The variable naming the result file for the child (default BENCH_RESULT_FILE). */
+  readonly resultVariable?: string;
+  /** False: the child's standard output is dropped (its figures come back through the file). */
+  readonly showOutput?: boolean;
+}
+
+/**
+ * One run of `benchFile` with `env` (the result variable set to `resultFile`); its standard error,
+ * and unless told otherwise its output, go to ours.
+ */
 export async function runBenchChild<T>(
   benchFile: string,
   env: Readonly<Record<string, string | undefined>>,
   resultFile: string,
+  options: BenchChildOptions = {},
 ): Promise<ChildOutcome<T>> {
   // The same node and loader (tsx's --import) as this process, so the child runs the .ts file.
   const child = spawn(process.execPath, [...process.execArgv, benchFile], {
-    env: { ...env, BENCH_RESULT_FILE: resultFile },
-    stdio: ["ignore", "inherit", "inherit"],
+    env: { ...env, [options.resultVariable ?? "BENCH_RESULT_FILE"]: resultFile },
+    stdio: ["ignore", options.showOutput === false ? "ignore" : "inherit", "inherit"],
   });
   // A signal to this process goes on to the run (which stops what it started), then ends us.
   const forward = (signal: NodeJS.Signals) => {

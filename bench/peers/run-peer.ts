@@ -1,7 +1,7 @@
-import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { runBenchChild } from "../bench-child.ts";
 import type { PeerResult } from "./graphile-worker-chain.ts";
 
 export type { PeerResult };
@@ -22,32 +22,20 @@ export async function runPeer(
   work: { readonly members: number; readonly steps: number; readonly concurrency: number },
 ): Promise<PeerOutcome> {
   const dir = mkdtempSync(join(tmpdir(), "matoolkit-bench-peer-"));
-  const resultFile = join(dir, "peer.json");
   try {
-    // The same node and loader (tsx's --import) as this process, so the child runs the .ts file.
-    const child = spawn(process.execPath, [...process.execArgv, peerFile], {
-      env: {
+    const outcome = await runBenchChild<PeerResult>(
+      peerFile,
+      {
         ...env,
         BENCH_MEMBERS: String(work.members),
         BENCH_STEPS: String(work.steps),
         BENCH_WORKER_CONCURRENCY: String(work.concurrency),
-        BENCH_PEER_RESULT_FILE: resultFile,
       },
+      join(dir, "peer.json"),
       // Its figures come back through the file; its own printout would repeat them.
-      stdio: ["ignore", "ignore", "inherit"],
-    });
-    const forward = (signal: NodeJS.Signals) => child.kill(signal);
-    process.on("SIGINT", forward);
-    process.on("SIGTERM", forward);
-    const code = await new Promise<number | string>((resolve) =>
-      child.once("exit", (exitCode, signal) => resolve(exitCode ?? signal ?? "unknown")),
+      { resultVariable: "BENCH_PEER_RESULT_FILE", showOutput: false },
     );
-    process.off("SIGINT", forward);
-    process.off("SIGTERM", forward);
-    if (code !== 0) return { ok: false, why: `the peer failed (exit ${code})` };
-    return { ok: true, result: JSON.parse(readFileSync(resultFile, "utf8")) as PeerResult };
-  } catch (error) {
-    return { ok: false, why: `the peer gave no result (${String(error)})` };
+    return outcome.ok ? outcome : { ok: false, why: `the peer ${outcome.why}` };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

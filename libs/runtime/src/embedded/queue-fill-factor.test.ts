@@ -5,6 +5,7 @@ import type { TestDatabase } from "@matoolkit/testing";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openEmbeddedBus } from "../../test/embedded/open-embedded-bus.ts";
+import type { MessageBus } from "../ports/index.ts";
 import { subscriptionQueue } from "./queue-names.ts";
 import { QUEUE_FILL_FACTOR, setQueueFillFactor } from "./queue-fill-factor.ts";
 
@@ -25,13 +26,18 @@ async function pagesOf(queue: string): Promise<Map<string, string>> {
   return new Map(rows.map((row) => [row.id, row.page]));
 }
 
+/** Declares a subscription of its own (no consumer) and returns its queue. */
+async function declareNewQueue(bus: MessageBus): Promise<string> {
+  const name = `fill-${randomUUID().slice(0, 8)}`;
+  await bus.declareSubscription({ topic: topics.orchestratorEvents, name });
+  return subscriptionQueue(topics.orchestratorEvents, name);
+}
+
 describe("embedded bus: a subscription queue's table", () => {
   it("keeps room on each page, so a fetch's update of a job stays on its page (logged as a small delta)", async () => {
     const { bus, close } = await openEmbeddedBus(database);
     try {
-      const name = `fill-${randomUUID().slice(0, 8)}`;
-      await bus.declareSubscription({ topic: topics.orchestratorEvents, name });
-      const queue = subscriptionQueue(topics.orchestratorEvents, name);
+      const queue = await declareNewQueue(bus);
       // Rows of the size a worker job has (~750 bytes): several pages of them.
       const padding = "x".repeat(600);
       await bus.publishMany(
@@ -59,9 +65,7 @@ describe("embedded bus: a subscription queue's table", () => {
   it("is altered only when its fill factor differs (every process declares its subscriptions at start)", async () => {
     const { bus, close } = await openEmbeddedBus(database);
     try {
-      const name = `fill-${randomUUID().slice(0, 8)}`;
-      await bus.declareSubscription({ topic: topics.orchestratorEvents, name });
-      const queue = subscriptionQueue(topics.orchestratorEvents, name);
+      const queue = await declareNewQueue(bus);
       const options = sql<{ reloptions: string[] | null }>`
         SELECT c.reloptions FROM pgboss.queue q JOIN pg_class c ON c.relname = q.partition_name WHERE q.name = ${queue}`;
       expect((await options.execute(database.db)).rows[0]?.reloptions).toEqual([
