@@ -34,7 +34,12 @@ import { insertBatch, insertMembers, insertPhases, publishRunbook } from "@matoo
 import { parseRunbookOrThrow, topics } from "@matoolkit/domain";
 import { startOrchestratorService } from "@matoolkit/orchestrator";
 import { bootPlatform, platformConfigFromEnv } from "@matoolkit/platform";
-import { declareWorkerPools, workerJobsSubscription } from "@matoolkit/runtime";
+import {
+  declareWorkerPools,
+  otlpTracesProtocol,
+  otlpTracesUrl,
+  workerJobsSubscription,
+} from "@matoolkit/runtime";
 import { createFunctionRegistry, startWorkerService } from "@matoolkit/worker";
 import { writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
@@ -74,12 +79,6 @@ if (peer !== "graphile-worker" && peer !== "none") {
   process.exit(2);
 }
 const cores = availableParallelism();
-/** Spans are always recorded unless OTEL_SDK_DISABLED; exported only to an OTLP endpoint. */
-const telemetryState = /^(true|1|yes|on)$/i.test(env.OTEL_SDK_DISABLED ?? "")
-  ? "off (OTEL_SDK_DISABLED)"
-  : env.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined
-    ? `on, spans exported over OTLP${env.OTEL_TRACES_SAMPLER === undefined ? "" : ` (sampler ${env.OTEL_TRACES_SAMPLER} ${env.OTEL_TRACES_SAMPLER_ARG ?? ""})`}`
-    : "on, spans recorded, not exported (no OTLP endpoint)";
 
 /** What was started, stopped in reverse order at the end, on failure or on SIGINT/SIGTERM. */
 const closers: Array<{ what: string; close: () => Promise<unknown> }> = [];
@@ -154,20 +153,22 @@ if (runtime === "dapr") {
   sidecar = installSidecarCounter(dapr.env.DAPR_HTTP_ENDPOINT!);
   progress(`Dapr ${dapr.version} up: ${dapr.daemons.map((d) => `${d.role} pid ${d.pid}`).join(", ")}`);
 }
-const platform = await guarded(
-  bootPlatform(
-    platformConfigFromEnv({
-      DATABASE_URL: url.toString(),
-      LOG_LEVEL: env.LOG_LEVEL ?? "warn",
-      // A database of its own, created above: migrated here (no separate migrate step).
-      MATOOLKIT_MIGRATE_ON_START: "true",
-      // OpenTelemetry's variables as given (bench/telemetry-cost.ts turns telemetry off and on).
-      ...Object.fromEntries(Object.entries(env).filter(([name]) => name.startsWith("OTEL_"))),
-      ...dapr?.env,
-    }),
-    "bench",
-  ),
-);
+const platformConfig = platformConfigFromEnv({
+  DATABASE_URL: url.toString(),
+  LOG_LEVEL: env.LOG_LEVEL ?? "warn",
+  // A database of its own, created above: migrated here (no separate migrate step).
+  MATOOLKIT_MIGRATE_ON_START: "true",
+  // OpenTelemetry's variables as given (bench/telemetry-cost.ts turns telemetry off and on).
+  ...Object.fromEntries(Object.entries(env).filter(([name]) => name.startsWith("OTEL_"))),
+  ...dapr?.env,
+});
+/** What the platform makes of those variables (the sampler is read by the SDK itself). */
+const telemetryState = platformConfig.telemetry.sdkDisabled
+  ? "off (OTEL_SDK_DISABLED)"
+  : otlpTracesUrl(platformConfig.telemetry) === undefined
+    ? "on, spans recorded, not exported (no OTLP endpoint)"
+    : `on, spans exported over OTLP ${otlpTracesProtocol(platformConfig.telemetry)}${env.OTEL_TRACES_SAMPLER === undefined ? "" : ` (sampler ${env.OTEL_TRACES_SAMPLER} ${env.OTEL_TRACES_SAMPLER_ARG ?? ""})`}`;
+const platform = await guarded(bootPlatform(platformConfig, "bench"));
 closers.push({ what: "the platform", close: () => platform.stop() });
 const { db, bus } = platform;
 const firstJobAt = new Map<number, number>();
