@@ -199,7 +199,13 @@ describe("sidecar lifecycle", () => {
     });
     await first.ready();
     const publisher = await track(startStandInSidecar({ broker, appId: "p", log: () => undefined }));
-    await fetch(`${publisher.url}/v1.0/publish/matoolkit-pubsub/t`, { method: "POST", body: "{}" });
+    // Until its start timer fires a sidecar answers 500 not-ready: publish only once it is up.
+    await publisher.ready();
+    const published = await fetch(`${publisher.url}/v1.0/publish/matoolkit-pubsub/t`, {
+      method: "POST",
+      body: "{}",
+    });
+    expect(published.status).toBe(204);
     await slowApp.waitForRequests("/t", 1);
 
     await first.stop();
