@@ -3,6 +3,8 @@
 // Options: BENCH_MEMBERS (default 10000), BENCH_STEPS (5), BENCH_RETRY_MEMBERS (500),
 // BENCH_BUS_MESSAGES (5000), BENCH_WORKER_CONCURRENCY (32), BENCH_ORCHESTRATOR_CONCURRENCY (16),
 // BENCH_TIMEOUT_SECONDS (600: how long the raw bus or a batch may take before the run fails),
+// BENCH_PHASE_START_WINDOW (the orchestrator's default, 250: a phase's steps out with workers
+// before its next members wait; a number above BENCH_MEMBERS starts every member at once),
 // BENCH_RUNTIME:
 //   embedded  the embedded runtime (PostgreSQL bus, timers, workflow engine) in this process.
 //   dapr      every port on REAL Dapr (bench/real-dapr.ts): daprd, placement and scheduler of the
@@ -32,7 +34,7 @@ import pg from "pg";
 import { notifyBatchChanged } from "@matoolkit/commands";
 import { insertBatch, insertMembers, insertPhases, publishRunbook } from "@matoolkit/db";
 import { parseRunbookOrThrow, topics } from "@matoolkit/domain";
-import { startOrchestratorService } from "@matoolkit/orchestrator";
+import { DEFAULT_PHASE_START_WINDOW, startOrchestratorService } from "@matoolkit/orchestrator";
 import { bootPlatform, platformConfigFromEnv } from "@matoolkit/platform";
 import {
   declareWorkerPools,
@@ -71,6 +73,8 @@ const retryMembers = Number(env.BENCH_RETRY_MEMBERS ?? 500);
 const busMessages = Number(env.BENCH_BUS_MESSAGES ?? 5_000);
 const workerConcurrency = Number(env.BENCH_WORKER_CONCURRENCY ?? 32);
 const orchestratorConcurrency = Number(env.BENCH_ORCHESTRATOR_CONCURRENCY ?? 16);
+const phaseStartWindow =
+  env.BENCH_PHASE_START_WINDOW === undefined ? undefined : Number(env.BENCH_PHASE_START_WINDOW);
 const timeoutMs = Number(env.BENCH_TIMEOUT_SECONDS ?? 600) * 1000;
 const keepLogs = env.BENCH_KEEP_LOGS;
 const peer = env.BENCH_PEER ?? "graphile-worker";
@@ -178,6 +182,7 @@ const orchestrator = await guarded(
     bus,
     logger: platform.logger,
     concurrency: orchestratorConcurrency,
+    ...(phaseStartWindow === undefined ? {} : { phaseStartWindow }),
     workflows: { engine: platform.workflows, recheckSeconds: 30, reconcileSeconds: 30 },
   }),
 );
@@ -248,6 +253,7 @@ try {
     `runtime:                               ${runtime}${dapr === undefined ? "" : ` (real daprd ${dapr.version}, placement, scheduler; components/local on redis-server; ${dapr.config})`}`,
     `members × steps:                       ${members} × ${stepsPerMember} = ${members * stepsPerMember}`,
     `telemetry:                             ${telemetryState}`,
+    `phase start window:                    ${phaseStartWindow ?? `${DEFAULT_PHASE_START_WINDOW} (default)`} steps out with workers per phase`,
     `member-step executions per second:     ${run.stepsPerSecond.toFixed(0)}  (${run.seconds.toFixed(1)} s end to end)`,
     `SQL statements per step execution:     ${run.statementsPerStep.toFixed(1)}  (each one round trip)`,
     `WAL per step execution:                ${walLine(run.wal, members * stepsPerMember)}`,

@@ -92,6 +92,7 @@ export function orchestratorPart(
           ? { mail: { from: email.from, to: email.to, graph: mailGraph.graph } }
           : {}),
         concurrency: config.concurrency,
+        phaseStartWindow: config.phaseStartWindow,
         workflows: {
           engine: platform.workflows,
           recheckSeconds: config.workflowRecheckSeconds,

@@ -1,5 +1,6 @@
 import type { Db, MemberPhase } from "@matoolkit/db";
 import type { Logger, MessageBus } from "@matoolkit/runtime";
+import type { PhaseStartPump } from "./phase-start-pump.ts";
 import type { RunbookCache } from "./runbook-cache.ts";
 
 /** What the orchestrator's service holds for its whole life. */
@@ -13,8 +14,18 @@ export interface OrchestratorContext {
   readonly batchChanged?: (batchId: number) => Promise<void>;
   /** Members whose steps phase-due creates and starts per transaction (see handlePhaseDue). */
   readonly phaseStartChunk: number;
+  /**
+   * A phase's steps out with workers (`dispatched`) at or above which its next chunk of members
+   * waits for results instead of starting (see handlePhaseDue).
+   */
+  readonly phaseStartWindow: number;
   /** The bus's publish inside a handler's transaction, when it offers one (outgoing.ts). */
   readonly publishInTransaction?: MessageBus["publishInTransaction"];
+  /**
+   * Moves windowed phase starts on after handlers that touched their phases (phase-start-pump.ts);
+   * absent in handler-only tests, where a phase goes only as far as its window.
+   */
+  readonly phaseStarts?: PhaseStartPump;
 }
 
 /**
@@ -49,6 +60,7 @@ export interface HandlerScope {
   readonly runbooks: RunbookCache;
   readonly now: () => Date;
   readonly phaseStartChunk: number;
+  readonly phaseStartWindow: number;
   readonly followUps: FollowUps;
   /** See OrchestratorContext: worker jobs go out through it, else through the outbox. */
   readonly publishInTransaction?: MessageBus["publishInTransaction"];

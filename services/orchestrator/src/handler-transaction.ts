@@ -3,10 +3,25 @@ import { continuePhaseStart } from "./handlers/phase-due.ts";
 import { advanceMembers } from "./progression.ts";
 import { emptyFollowUps, type HandlerScope, type OrchestratorContext } from "./context.ts";
 
-/** One transaction for `work`, then the completion checks it asked for, after the commit. */
+/**
+ * One transaction for `work`, then the completion checks it asked for, after the commit; last,
+ * the phases it touched are nudged (phase-start-pump.ts): a result, a cancel or a retry may have
+ * made room in a phase's start window.
+ */
 export async function inHandlerTransaction<T>(
   ctx: OrchestratorContext,
   work: (scope: HandlerScope) => Promise<T>,
+): Promise<T> {
+  const touchedPhases = new Set<number>();
+  const result = await inTransactionThenFollowUps(ctx, work, touchedPhases);
+  for (const phaseId of touchedPhases) ctx.phaseStarts?.nudge(phaseId);
+  return result;
+}
+
+async function inTransactionThenFollowUps<T>(
+  ctx: OrchestratorContext,
+  work: (scope: HandlerScope) => Promise<T>,
+  touchedPhases: Set<number>,
 ): Promise<T> {
   const followUps = emptyFollowUps();
   const result = await ctx.db.transaction().execute((trx) =>
@@ -16,17 +31,20 @@ export async function inHandlerTransaction<T>(
       runbooks: ctx.runbooks,
       now: ctx.now,
       phaseStartChunk: ctx.phaseStartChunk,
+      phaseStartWindow: ctx.phaseStartWindow,
       followUps,
       ...(ctx.publishInTransaction === undefined ? {} : { publishInTransaction: ctx.publishInTransaction }),
     }),
   );
+  for (const phaseId of followUps.phaseIds) touchedPhases.add(phaseId);
   // Chunked starts first: the completion checks below must see the steps they dispatch.
   for (const chunk of followUps.memberStarts) {
-    await inHandlerTransaction(ctx, (scope) => advanceMembers(scope, chunk));
+    await inTransactionThenFollowUps(ctx, (scope) => advanceMembers(scope, chunk), touchedPhases);
   }
-  // Each chunk queues the next one in its own follow-ups, so this runs them all, in order.
+  // Each chunk queues the next one in its own follow-ups, so this runs them all, in order, until
+  // the last or until the phase's start window is full (continuePhaseStart).
   for (const chunk of followUps.phaseChunks) {
-    await inHandlerTransaction(ctx, (scope) => continuePhaseStart(scope, chunk));
+    await inTransactionThenFollowUps(ctx, (scope) => continuePhaseStart(scope, chunk), touchedPhases);
   }
   await runFollowUps(ctx, followUps);
   return result;

@@ -27,7 +27,13 @@ import { handleBatchInit } from "./handlers/batch-init.ts";
 import { handlePollCheck, handleRetryCheck } from "./handlers/checks.ts";
 import { handleMemberAdded, handleMemberRemoved } from "./handlers/members.ts";
 import { handleMemberRedriven } from "./handlers/member-redriven.ts";
-import { DEFAULT_PHASE_START_CHUNK, handlePhaseDue } from "./handlers/phase-due.ts";
+import {
+  continuePhaseStart,
+  DEFAULT_PHASE_START_CHUNK,
+  DEFAULT_PHASE_START_WINDOW,
+  handlePhaseDue,
+} from "./handlers/phase-due.ts";
+import { createPhaseStartPump } from "./phase-start-pump.ts";
 import { resultOutcome } from "./handlers/worker-result.ts";
 import { handleWorkerResults } from "./handlers/worker-results.ts";
 import { RunbookCache } from "./runbook-cache.ts";
@@ -45,6 +51,8 @@ export interface OrchestratorOptions {
   readonly now?: () => Date;
   /** Members whose phase steps are created and started per transaction (default 500). */
   readonly phaseStartChunk?: number;
+  /** Steps of a phase out with workers before its next chunk waits (see handlePhaseDue). */
+  readonly phaseStartWindow?: number;
   /** Counts recorded worker results (`matoolkit_step_results_total`); default the process-wide ones. */
   readonly metrics?: Metrics;
   /** Webhook delivery settings (issue 12); the notifier always runs, these only tune it (tests). */
@@ -93,7 +101,10 @@ export async function startOrchestratorService(options: OrchestratorOptions): Pr
           now,
           ...options.workflows,
           onReconcile: async (at) => {
-            if (late.context !== undefined) await timeOutStuckExecutions(late.context, at);
+            if (late.context === undefined) return;
+            await timeOutStuckExecutions(late.context, at);
+            // A phase start whose nudges were lost with a stopped process goes on from here.
+            await late.context.phaseStarts?.nudgeStalled();
           },
         });
   const ctx: OrchestratorContext = {
@@ -102,6 +113,13 @@ export async function startOrchestratorService(options: OrchestratorOptions): Pr
     runbooks: new RunbookCache(),
     now,
     phaseStartChunk: options.phaseStartChunk ?? DEFAULT_PHASE_START_CHUNK,
+    phaseStartWindow: options.phaseStartWindow ?? DEFAULT_PHASE_START_WINDOW,
+    phaseStarts: createPhaseStartPump({
+      db: options.db,
+      logger,
+      continueStart: (phaseExecutionId) =>
+        inHandlerTransaction(ctx, (scope) => continuePhaseStart(scope, { phaseExecutionId })),
+    }),
     ...(options.bus.publishInTransaction === undefined
       ? {}
       : { publishInTransaction: options.bus.publishInTransaction }),
@@ -147,6 +165,7 @@ export async function startOrchestratorService(options: OrchestratorOptions): Pr
     stop: async () => {
       notifier.stop();
       await host?.stop();
+      await ctx.phaseStarts?.idle();
     },
   };
 }

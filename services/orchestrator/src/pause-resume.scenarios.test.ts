@@ -192,6 +192,7 @@ describe("a paused batch", () => {
           runbooks: h.orchestrator.runbooks,
           now: h.orchestrator.now,
           phaseStartChunk: 2,
+          phaseStartWindow: 1_000,
           followUps: emptyFollowUps(),
         },
         phaseDueBody(batch, 0) as PhaseDueMessage,

@@ -1,5 +1,9 @@
+import { pauseBatch, resumeBatch } from "@matoolkit/commands";
 import { getPhase } from "@matoolkit/db";
+import type { PhaseDueMessage } from "@matoolkit/domain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { emptyFollowUps } from "./context.ts";
+import { handlePhaseDue } from "./handlers/phase-due.ts";
 import {
   deliverEvent,
   eventually,
@@ -9,28 +13,32 @@ import {
   seedBatch,
   startHarness,
   type Harness,
+  type SeededBatch,
 } from "../test/test-harness.ts";
 import { batchStatus, stepsOf, transitionsOf } from "../test/test-queries.ts";
 
 /**
- * phase-due creates and starts a phase's members in chunks (the harness uses 2 per transaction):
- * every member gets its steps once, the phase is marked complete-able only after the last chunk,
- * and a duplicate phase-due changes nothing.
+ * phase-due creates and starts a phase's members in chunks (the harness uses 2 per transaction),
+ * and here with a start window of 2 (issue 29): a chunk of members without steps starts only while
+ * fewer than 2 of the phase's steps are out with the worker; the phase's results move it on, and
+ * the reconcile pass moves on a phase whose nudges were lost. Every member gets its steps once,
+ * the phase can complete only after the last chunk, and a duplicate phase-due changes nothing.
  */
+const WINDOW = 2;
+const CHUNK = 2;
 let h: Harness;
 
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startHarness({ phaseStartWindow: WINDOW });
 });
 
 afterAll(async () => {
-  h.open("phase-chunks");
+  for (const gate of ["phase-chunks", "window-pause"]) h.open(gate);
   await h?.stop();
 });
 
-describe("a phase started in chunks", () => {
-  it("gives every member its steps once, stamps the phase after the last chunk, and ignores a second phase-due", async () => {
-    const yaml = runbookYaml(`
+const heldThenEcho = (gate: string) =>
+  runbookYaml(`
 phases:
   - name: migrate
     offset: T-0
@@ -39,44 +47,160 @@ phases:
         worker_id: worker-01
         function: Hold
         params:
-          Gate: phase-chunks
+          Gate: ${gate}
       - name: after
         worker_id: worker-01
         function: Test-Echo
 `);
-    const batch = await seedBatch(h.db, yaml, membersWith(5));
+
+/** The most steps of the batch seen `dispatched` at once, sampled until `stop()`. */
+function sampleDispatched(batchId: number): { stop: () => Promise<number> } {
+  let most = 0;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const dispatched = (await stepsOf(h.db, batchId)).filter((step) => step.status === "dispatched");
+      most = Math.max(most, dispatched.length);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      return most;
+    },
+  };
+}
+
+describe("a phase started in chunks, within its window", () => {
+  it("starts only a window's worth of members, the rest as results come, each step once, and ignores a second phase-due", async () => {
+    const batch = await seedBatch(h.db, heldThenEcho("phase-chunks"), membersWith(5));
     const phaseId = batch.phases[0]!.id;
     const body = phaseDueBody(batch, 0);
-    // Delivered on this process: the call returns once every chunk has committed.
+    // Delivered on this process: the first chunk fills the window, so the call returns with the
+    // other three members still without steps.
     await deliverEvent(h.orchestrator, "phase-due", body, `phase-due:${phaseId}`);
+    await h.orchestrator.phaseStarts?.idle();
     const steps = await stepsOf(h.db, batch.batchId);
-    expect(steps).toHaveLength(10);
-    expect(steps.filter((step) => step.stepIndex === 0).every((step) => step.status === "dispatched")).toBe(
-      true,
-    );
-    expect((await getPhase(h.db, phaseId))?.stepsCreatedAt).toBeInstanceOf(Date);
+    expect(steps.map((step) => [step.memberKey, step.stepIndex, step.status])).toEqual([
+      ["m0@contoso.test", 0, "dispatched"],
+      ["m0@contoso.test", 1, "pending"],
+      ["m1@contoso.test", 0, "dispatched"],
+      ["m1@contoso.test", 1, "pending"],
+    ]);
+    expect((await getPhase(h.db, phaseId))?.stepsCreatedAt).toBeNull();
 
     await deliverEvent(h.orchestrator, "phase-due", body, `phase-due:${phaseId}:again`);
+    await h.orchestrator.phaseStarts?.idle();
     const again = await stepsOf(h.db, batch.batchId);
     expect(again.map((step) => [step.id, step.status, step.jobId])).toEqual(
       steps.map((step) => [step.id, step.status, step.jobId]),
     );
 
+    const sampler = sampleDispatched(batch.batchId);
     h.open("phase-chunks");
     await eventually(
       () => batchStatus(h.db, batch.batchId),
       (status) => status === "completed",
       "the batch to complete",
     );
-    for (const step of await stepsOf(h.db, batch.batchId)) {
+    // A chunk starts only into the window's room: never more than the window out at once.
+    expect(await sampler.stop()).toBeLessThanOrEqual(WINDOW);
+    const all = await stepsOf(h.db, batch.batchId);
+    expect(all).toHaveLength(10);
+    for (const step of all) {
       expect(await transitionsOf(h.db, "step", step.id)).toEqual([
         "pending→dispatched",
         "dispatched→succeeded",
       ]);
     }
+    expect((await getPhase(h.db, phaseId))?.stepsCreatedAt).toBeInstanceOf(Date);
     expect(await transitionsOf(h.db, "phase", phaseId)).toEqual([
       "pending→dispatched",
       "dispatched→completed",
     ]);
+  });
+
+  it("starts no new member while paused, though results make room; the resume goes on", async () => {
+    const batch = await seedBatch(h.db, heldThenEcho("window-pause"), membersWith(5));
+    const phaseId = batch.phases[0]!.id;
+    await deliverEvent(h.orchestrator, "phase-due", phaseDueBody(batch, 0), `phase-due:${phaseId}`);
+    await h.db
+      .transaction()
+      .execute((trx) => pauseBatch(trx, batch.batchId, { actor: "operator@contoso.test" }));
+    h.open("window-pause");
+    // The two held steps answer: recorded, and the window is empty, but nothing new starts.
+    await eventually(
+      () => stepsOf(h.db, batch.batchId),
+      (steps) => steps.filter((step) => step.status === "succeeded").length === 2,
+      "the two started members' first steps to succeed",
+    );
+    await h.orchestrator.phaseStarts?.idle();
+    await h.orchestrator.phaseStarts?.nudgeStalled();
+    await h.orchestrator.phaseStarts?.idle();
+    expect(await stepsOf(h.db, batch.batchId)).toHaveLength(4);
+
+    await h.db
+      .transaction()
+      .execute((trx) => resumeBatch(trx, batch.batchId, { actor: "operator@contoso.test" }));
+    await eventually(
+      () => batchStatus(h.db, batch.batchId),
+      (status) => status === "completed",
+      "the resumed batch to complete",
+    );
+    const all = await stepsOf(h.db, batch.batchId);
+    expect(all).toHaveLength(10);
+    expect(all.every((step) => step.status === "succeeded")).toBe(true);
+  });
+
+  it("goes on from the reconcile pass when the nudges that would have moved it were lost", async () => {
+    // Every step skipped (its when: is false): no job, no result, so only the chunks' own
+    // follow-ups and the reconcile pass can move the start.
+    const yaml = runbookYaml(`  columns: [Run]
+phases:
+  - name: migrate
+    offset: T-0
+    steps:
+      - name: skipped
+        worker_id: worker-01
+        function: Test-Echo
+        when: "{{Run}} == 'yes'"
+`);
+    const batch: SeededBatch = await seedBatch(
+      h.db,
+      yaml,
+      membersWith(5, () => ({ Run: "no" })),
+    );
+    const phaseId = batch.phases[0]!.id;
+    // The first chunk commits; its follow-ups (the next chunk) are dropped, as by a crash.
+    await h.db.transaction().execute((trx) =>
+      handlePhaseDue(
+        {
+          trx,
+          logger: h.orchestrator.logger,
+          runbooks: h.orchestrator.runbooks,
+          now: h.orchestrator.now,
+          phaseStartChunk: CHUNK,
+          phaseStartWindow: WINDOW,
+          followUps: emptyFollowUps(),
+        },
+        phaseDueBody(batch, 0) as PhaseDueMessage,
+      ),
+    );
+    expect(await stepsOf(h.db, batch.batchId)).toHaveLength(2);
+    expect((await getPhase(h.db, phaseId))?.stepsCreatedAt).toBeNull();
+
+    await h.orchestrator.phaseStarts?.nudgeStalled();
+    await eventually(
+      () => batchStatus(h.db, batch.batchId),
+      (status) => status === "completed",
+      "the batch to complete after the reconcile pass",
+    );
+    const all = await stepsOf(h.db, batch.batchId);
+    expect(all.map((step) => [step.memberKey, step.status])).toEqual(
+      batch.members.map((member) => [member.memberKey, "skipped"]),
+    );
+    expect((await getPhase(h.db, phaseId))?.status).toBe("completed");
   });
 });

@@ -73,6 +73,12 @@ export interface HarnessOptions {
    * test sends phase-due.
    */
   readonly workflowHost?: boolean;
+  /**
+   * Steps of a phase out with the worker before its next chunk of members waits for results
+   * (handlePhaseDue); default 1,000, more than any scenario's members, so gates that hold every
+   * member at once can. phase-chunks.scenarios.test.ts runs with 2.
+   */
+  readonly phaseStartWindow?: number;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -110,6 +116,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       bus: runtime.bus,
       logger,
       phaseStartChunk: 2,
+      phaseStartWindow: options.phaseStartWindow ?? 1_000,
       secrets,
       ...(options.notifier === undefined ? {} : { notifier: options.notifier }),
       ...(options.mail === undefined ? {} : { mail: options.mail }),
@@ -144,6 +151,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
           bus: other.runtime.bus,
           logger,
           phaseStartChunk: 2,
+          phaseStartWindow: options.phaseStartWindow ?? 1_000,
           secrets,
           ...(options.notifier === undefined ? {} : { notifier: options.notifier }),
         }),

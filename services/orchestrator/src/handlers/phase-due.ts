@@ -1,6 +1,8 @@
 import {
+  countDispatchedPhaseSteps,
   createPendingSteps,
   getPhase,
+  lastMemberWithPhaseSteps,
   getPhaseForUpdate,
   listActiveMembersAfter,
   listMembers,
@@ -23,6 +25,15 @@ import { advanceMembers } from "../progression.ts";
  */
 export const DEFAULT_PHASE_START_CHUNK = 500;
 
+/**
+ * A phase's steps out with workers at once, by default (issue 29): at most 250 jobs of the phase
+ * queue up, where a 10,000-member phase started at once queued 10,000 first steps and its last
+ * member waited seconds for a worker. Measured at 10,000 × 5 (bench:orchestrator,
+ * BENCH_PHASE_START_WINDOW): dispatch → start p99 238–331 ms with 250, 643–724 ms with 500,
+ * 7.9–16 s unwindowed; executions/s no lower than unwindowed with either.
+ */
+export const DEFAULT_PHASE_START_WINDOW = 250;
+
 export class BatchNotReadyError extends Error {}
 
 /**
@@ -38,6 +49,13 @@ export class BatchNotReadyError extends Error {}
  * by id as they go, so they include it. A crash between chunks leaves the message unacknowledged:
  * its redelivery goes through the chunks again, creating only what is missing and starting only
  * members whose first step is still pending.
+ *
+ * Windowed (issue 29): the phase's `dispatched` steps never exceed `phaseStartWindow`. The first
+ * chunk is at most the window; a later chunk of members who have no steps yet (half the window at
+ * most) starts only into the window's room; otherwise the message is done and the
+ * phase's results move it on (phase-start-pump.ts: each batch of results nudges its phases, and
+ * the reconcile pass nudges any phase still creating its steps). Members that already have steps
+ * (a resume or a duplicate going through the chunks again) are started whatever the window.
  *
  * Paused batch (issue 12): acknowledged, nothing created or started, and later chunks stop; the
  * resume sends a phase-due of its own (`phase-due:{id}:resume-{n}`) that goes through the chunks
@@ -96,29 +114,58 @@ export async function handlePhaseDue(scope: HandlerScope, message: PhaseDueMessa
     queueStarts(scope, await activeMemberPairs(scope, batch.id, phase.id));
     return;
   }
-  await startPhaseChunk(scope, { phase: dispatched, batch, afterMemberId: 0 });
+  await startPhaseChunk(scope, {
+    phase: dispatched,
+    batch,
+    afterMemberId: 0,
+    limit: Math.min(scope.phaseStartChunk, scope.phaseStartWindow),
+  });
 }
 
-/** A later chunk, in its own transaction: the phase is locked and checked again first. */
+/**
+ * A later chunk, in its own transaction: the phase is locked and checked again first. Without
+ * `afterMemberId` (a nudge from results), it goes on after the last member with steps. Returns
+ * whether it started a chunk.
+ */
 export async function continuePhaseStart(
   scope: HandlerScope,
-  chunk: { phaseExecutionId: number; afterMemberId: number },
-): Promise<void> {
+  chunk: { phaseExecutionId: number; afterMemberId?: number },
+): Promise<boolean> {
   const unlocked = await getPhase(scope.trx, chunk.phaseExecutionId);
-  if (unlocked === undefined) return;
+  if (unlocked === undefined) return false;
   // Batch, then phase (see handlePhaseDue). Paused since the last chunk: stop here; the resume's
   // phase-due goes through the chunks again, creating only what is missing.
   const batch = await lockBatchInfo(scope.trx, unlocked.batchId);
-  if (batch === undefined || batch.status !== "active") return;
+  if (batch === undefined || batch.status !== "active") return false;
   const phase = await getPhaseForUpdate(scope.trx, chunk.phaseExecutionId);
   // Cancelled (or otherwise ended) since the last chunk: nothing more to create.
-  if (phase === undefined || phase.status !== "dispatched" || phase.stepsCreatedAt !== null) return;
-  await startPhaseChunk(scope, { phase, batch, afterMemberId: chunk.afterMemberId });
+  if (phase === undefined || phase.status !== "dispatched" || phase.stepsCreatedAt !== null) return false;
+  const createdThrough = await lastMemberWithPhaseSteps(scope.trx, phase.id);
+  const afterMemberId = chunk.afterMemberId ?? createdThrough;
+  if (afterMemberId < createdThrough) {
+    // Members with steps already (a resume, a duplicate): started whatever the window.
+    await startPhaseChunk(scope, { phase, batch, afterMemberId, limit: scope.phaseStartChunk });
+    return true;
+  }
+  // New members only into the window's room: the phase's results nudge it on (see handlePhaseDue).
+  const window = scope.phaseStartWindow;
+  const size = windowedChunkSize(scope);
+  if ((await countDispatchedPhaseSteps(scope.trx, phase.id, window)) > window - size) return false;
+  await startPhaseChunk(scope, { phase, batch, afterMemberId, limit: size });
+  return true;
+}
+
+/**
+ * Members per chunk within the window: half the window at most, so a chunk starts once half the
+ * window has come back, and the window never holds more than `phaseStartWindow` steps.
+ */
+function windowedChunkSize(scope: HandlerScope): number {
+  return Math.max(1, Math.min(scope.phaseStartChunk, Math.ceil(scope.phaseStartWindow / 2)));
 }
 
 async function startPhaseChunk(
   scope: HandlerScope,
-  args: { phase: PhaseExecution; batch: BatchInfo; afterMemberId: number },
+  args: { phase: PhaseExecution; batch: BatchInfo; afterMemberId: number; limit: number },
 ): Promise<void> {
   const { trx } = scope;
   const { phase, batch } = args;
@@ -126,7 +173,7 @@ async function startPhaseChunk(
   const definition = runbook.phases.find((candidate) => candidate.name === phase.phaseName);
   if (definition === undefined)
     throw new Error(`phase ${phase.phaseName} is not in runbook version ${phase.runbookVersion}`);
-  const members = await listActiveMembersAfter(trx, batch.id, args.afterMemberId, scope.phaseStartChunk);
+  const members = await listActiveMembersAfter(trx, batch.id, args.afterMemberId, args.limit);
   if (members.length === 0 && args.afterMemberId === 0 && !(await phaseHasAnySteps(trx, phase.id))) {
     // Nobody to run: close the phase here, since completion checks wait for steps to exist.
     const noOne = { succeededMembers: 0, failedMembers: 0 };
@@ -163,7 +210,7 @@ async function startPhaseChunk(
     members.map((member) => ({ memberId: member.id, phaseExecutionId: phase.id })),
     { phases: new Map([[phase.id, phase]]), batches: new Map([[batch.id, batch]]) },
   );
-  if (members.length === scope.phaseStartChunk) {
+  if (members.length === args.limit) {
     scope.followUps.phaseChunks.push({ phaseExecutionId: phase.id, afterMemberId: members.at(-1)!.id });
   } else {
     await markPhaseStepsCreated(trx, phase.id, scope.now());

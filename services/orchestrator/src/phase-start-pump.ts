@@ -1,0 +1,91 @@
+import { getPhase, listPhasesStillStarting, type Db } from "@matoolkit/db";
+import type { Logger } from "@matoolkit/runtime";
+
+/**
+ * Moves a phase's windowed start on as its steps finish (issue 29; see handlePhaseDue). A batch of
+ * worker results nudges every phase it touched; a nudge re-reads the phase and, while it is still
+ * creating its steps, runs the next chunk if the window has room. Runs beside the results, never
+ * in their way: a chunk of 500 members takes a transaction of its own, which the result pipeline
+ * does not wait for.
+ *
+ * One run per phase at a time; a nudge during a run asks for one more run after it, so the last
+ * result of a full window is never missed. Nothing here is durable, and needs not be: a nudge
+ * lost in a crash is made again by the next result of the phase, or by the reconcile pass
+ * (`nudgeStalled`), which lists every phase still creating its steps.
+ */
+export interface PhaseStartPump {
+  nudge(phaseExecutionId: number): void;
+  /** Nudges every phase of an active batch that has not finished creating its steps. */
+  nudgeStalled(): Promise<void>;
+  /** Resolves once no run is in progress (service stop, tests). */
+  idle(): Promise<void>;
+}
+
+/** Remembered phases whose steps all exist; cleared past this size (a cache, not a record). */
+const KNOWN_STARTED_MAX = 10_000;
+/** Phases listed per reconcile pass; the next pass takes the rest. */
+const STALLED_PER_PASS = 100;
+
+export function createPhaseStartPump(deps: {
+  readonly db: Db;
+  readonly logger: Logger;
+  /** The next chunk of the phase, if its window has room (continuePhaseStart in a handler transaction). */
+  readonly continueStart: (phaseExecutionId: number) => Promise<unknown>;
+}): PhaseStartPump {
+  const { db, logger, continueStart } = deps;
+  const running = new Map<number, Promise<void>>();
+  const again = new Set<number>();
+  // Phases seen with every step created: their results need no read at all.
+  const started = new Set<number>();
+
+  const runOnce = async (phaseExecutionId: number): Promise<void> => {
+    const phase = await getPhase(db, phaseExecutionId);
+    if (phase === undefined) return;
+    if (phase.stepsCreatedAt !== null || phase.status !== "dispatched") {
+      if (phase.stepsCreatedAt !== null) {
+        if (started.size >= KNOWN_STARTED_MAX) started.clear();
+        started.add(phaseExecutionId);
+      }
+      return;
+    }
+    await continueStart(phaseExecutionId);
+  };
+
+  const run = async (phaseExecutionId: number): Promise<void> => {
+    do {
+      again.delete(phaseExecutionId);
+      try {
+        await runOnce(phaseExecutionId);
+      } catch (error) {
+        // The next result or the reconcile pass nudges it again.
+        logger.error(
+          { phaseExecutionId, err: (error as Error).name },
+          "phase start not continued; the next result or reconcile pass retries",
+        );
+        return;
+      }
+    } while (again.has(phaseExecutionId));
+  };
+
+  const nudge = (phaseExecutionId: number): void => {
+    if (started.has(phaseExecutionId)) return;
+    if (running.has(phaseExecutionId)) {
+      again.add(phaseExecutionId);
+      return;
+    }
+    const promise = run(phaseExecutionId).finally(() => running.delete(phaseExecutionId));
+    running.set(phaseExecutionId, promise);
+  };
+
+  return {
+    nudge,
+    nudgeStalled: async () => {
+      for (const phaseExecutionId of await listPhasesStillStarting(db, STALLED_PER_PASS)) {
+        nudge(phaseExecutionId);
+      }
+    },
+    idle: async () => {
+      while (running.size > 0) await Promise.all([...running.values()]);
+    },
+  };
+}
