@@ -143,7 +143,9 @@ export async function continuePhaseStart(
   const createdThrough = await lastMemberWithPhaseSteps(scope.trx, phase.id);
   const afterMemberId = chunk.afterMemberId ?? createdThrough;
   if (afterMemberId < createdThrough) {
-    // Members with steps already (a resume, a duplicate): started whatever the window.
+    // Members with steps already (a resume, a duplicate): started whatever the window, as the
+    // pause or the crash left them waiting. The chunk that reaches past the last of them takes
+    // new members with it: a resume may overshoot the window once, by one chunk at most.
     await startPhaseChunk(scope, { phase, batch, afterMemberId, limit: scope.phaseStartChunk });
     return true;
   }
