@@ -1,9 +1,7 @@
 import { pauseBatch, resumeBatch, type ResumedBatch } from "@matoolkit/commands";
 import { cancelBatch, getPhase, insertMembers, listEvents, transitionPhase } from "@matoolkit/db";
-import type { PhaseDueMessage } from "@matoolkit/domain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { emptyFollowUps } from "./context.ts";
-import { continuePhaseStart, handlePhaseDue } from "./handlers/phase-due.ts";
+import { continuePhaseStart } from "./handlers/phase-due.ts";
 import { inHandlerTransaction } from "./handler-transaction.ts";
 import {
   deliverEvent,
@@ -11,6 +9,7 @@ import {
   eventually,
   membersWith,
   phaseDueBody,
+  phaseDueFirstChunkOnly,
   runbookYaml,
   seedBatch,
   startHarness,
@@ -184,20 +183,7 @@ describe("a paused batch", () => {
     const batch = await seedBatch(h.db, heldPhase("pause-chunks"), membersWith(5));
     const phaseId = batch.phases[0]!.id;
     // The first chunk (2 members) commits with the dispatch; the pause lands before the next one.
-    await h.db.transaction().execute((trx) =>
-      handlePhaseDue(
-        {
-          trx,
-          logger: h.orchestrator.logger,
-          runbooks: h.orchestrator.runbooks,
-          now: h.orchestrator.now,
-          phaseStartChunk: 2,
-          phaseStartWindow: 1_000,
-          followUps: emptyFollowUps(),
-        },
-        phaseDueBody(batch, 0) as PhaseDueMessage,
-      ),
-    );
+    await phaseDueFirstChunkOnly(h.orchestrator, phaseDueBody(batch, 0));
     expect((await stepsOf(h.db, batch.batchId)).map((step) => step.status)).toEqual([
       "dispatched",
       "dispatched",

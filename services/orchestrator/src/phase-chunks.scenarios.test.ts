@@ -1,14 +1,12 @@
 import { pauseBatch, resumeBatch } from "@matoolkit/commands";
 import { getPhase } from "@matoolkit/db";
-import type { PhaseDueMessage } from "@matoolkit/domain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { emptyFollowUps } from "./context.ts";
-import { handlePhaseDue } from "./handlers/phase-due.ts";
 import {
   deliverEvent,
   eventually,
   membersWith,
   phaseDueBody,
+  phaseDueFirstChunkOnly,
   runbookYaml,
   seedBatch,
   startHarness,
@@ -25,7 +23,6 @@ import { batchStatus, stepsOf, transitionsOf } from "../test/test-queries.ts";
  * the phase can complete only after the last chunk, and a duplicate phase-due changes nothing.
  */
 const WINDOW = 2;
-const CHUNK = 2;
 let h: Harness;
 
 beforeAll(async () => {
@@ -174,20 +171,7 @@ phases:
     );
     const phaseId = batch.phases[0]!.id;
     // The first chunk commits; its follow-ups (the next chunk) are dropped, as by a crash.
-    await h.db.transaction().execute((trx) =>
-      handlePhaseDue(
-        {
-          trx,
-          logger: h.orchestrator.logger,
-          runbooks: h.orchestrator.runbooks,
-          now: h.orchestrator.now,
-          phaseStartChunk: CHUNK,
-          phaseStartWindow: WINDOW,
-          followUps: emptyFollowUps(),
-        },
-        phaseDueBody(batch, 0) as PhaseDueMessage,
-      ),
-    );
+    await phaseDueFirstChunkOnly(h.orchestrator, phaseDueBody(batch, 0));
     expect(await stepsOf(h.db, batch.batchId)).toHaveLength(2);
     expect((await getPhase(h.db, phaseId))?.stepsCreatedAt).toBeNull();
 

@@ -4,6 +4,7 @@ import {
   routingProperties,
   topics,
   type OrchestratorEventType,
+  type PhaseDueMessage,
   type WorkerResultMessage,
 } from "@matoolkit/domain";
 import {
@@ -17,7 +18,8 @@ import {
 } from "@matoolkit/runtime";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { createFunctionRegistry, startWorkerService, type WorkerService } from "@matoolkit/worker";
-import type { OrchestratorContext } from "../src/context.ts";
+import { emptyFollowUps, type OrchestratorContext } from "../src/context.ts";
+import { handlePhaseDue } from "../src/handlers/phase-due.ts";
 import type { NotifierOptions } from "../src/notifications/notifier.ts";
 import type { EmailNotifier } from "../src/notifications/email-notifier.ts";
 import { SecretKeyring, secretKeyOf } from "@matoolkit/platform";
@@ -225,6 +227,30 @@ export function deliverEvent(
     body,
     deliveryCount: 1,
   });
+}
+
+/**
+ * phase-due's own transaction only: the phase dispatched and its first chunk created and started,
+ * the follow-ups (the next chunks) dropped, as a crash right after the commit would drop them.
+ */
+export async function phaseDueFirstChunkOnly(
+  ctx: OrchestratorContext,
+  body: Record<string, unknown>,
+): Promise<void> {
+  await ctx.db.transaction().execute((trx) =>
+    handlePhaseDue(
+      {
+        trx,
+        logger: ctx.logger,
+        runbooks: ctx.runbooks,
+        now: ctx.now,
+        phaseStartChunk: ctx.phaseStartChunk,
+        phaseStartWindow: ctx.phaseStartWindow,
+        followUps: emptyFollowUps(),
+      },
+      body as PhaseDueMessage,
+    ),
+  );
 }
 
 /** Runs the result processor on this process exactly as the worker-results subscription does. */
