@@ -1,7 +1,8 @@
 import { runFollowUps } from "./completion.ts";
 import { continuePhaseStart } from "./handlers/phase-due.ts";
 import { advanceMembers } from "./progression.ts";
-import { emptyFollowUps, type HandlerScope, type OrchestratorContext } from "./context.ts";
+import type { Db } from "@matoolkit/db";
+import { emptyFollowUps, type FollowUps, type HandlerScope, type OrchestratorContext } from "./context.ts";
 
 /**
  * One transaction for `work`, then the completion checks it asked for, after the commit; last,
@@ -18,24 +19,27 @@ export async function inHandlerTransaction<T>(
   return result;
 }
 
+/** What a handler gets in `trx`: the service's tools, and `followUps` to collect what runs after it. */
+export function handlerScope(ctx: OrchestratorContext, trx: Db, followUps: FollowUps): HandlerScope {
+  return {
+    trx,
+    logger: ctx.logger,
+    runbooks: ctx.runbooks,
+    now: ctx.now,
+    phaseStartChunk: ctx.phaseStartChunk,
+    phaseStartWindow: ctx.phaseStartWindow,
+    followUps,
+    ...(ctx.publishInTransaction === undefined ? {} : { publishInTransaction: ctx.publishInTransaction }),
+  };
+}
+
 async function inTransactionThenFollowUps<T>(
   ctx: OrchestratorContext,
   work: (scope: HandlerScope) => Promise<T>,
   touchedPhases: Set<number>,
 ): Promise<T> {
   const followUps = emptyFollowUps();
-  const result = await ctx.db.transaction().execute((trx) =>
-    work({
-      trx,
-      logger: ctx.logger,
-      runbooks: ctx.runbooks,
-      now: ctx.now,
-      phaseStartChunk: ctx.phaseStartChunk,
-      phaseStartWindow: ctx.phaseStartWindow,
-      followUps,
-      ...(ctx.publishInTransaction === undefined ? {} : { publishInTransaction: ctx.publishInTransaction }),
-    }),
-  );
+  const result = await ctx.db.transaction().execute((trx) => work(handlerScope(ctx, trx, followUps)));
   for (const phaseId of followUps.phaseIds) touchedPhases.add(phaseId);
   // Chunked starts first: the completion checks below must see the steps they dispatch.
   for (const chunk of followUps.memberStarts) {

@@ -20,6 +20,7 @@ import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { createFunctionRegistry, startWorkerService, type WorkerService } from "@matoolkit/worker";
 import { emptyFollowUps, type OrchestratorContext } from "../src/context.ts";
 import { handlePhaseDue } from "../src/handlers/phase-due.ts";
+import { handlerScope } from "../src/handler-transaction.ts";
 import type { NotifierOptions } from "../src/notifications/notifier.ts";
 import type { EmailNotifier } from "../src/notifications/email-notifier.ts";
 import { SecretKeyring, secretKeyOf } from "@matoolkit/platform";
@@ -237,20 +238,9 @@ export async function phaseDueFirstChunkOnly(
   ctx: OrchestratorContext,
   body: Record<string, unknown>,
 ): Promise<void> {
-  await ctx.db.transaction().execute((trx) =>
-    handlePhaseDue(
-      {
-        trx,
-        logger: ctx.logger,
-        runbooks: ctx.runbooks,
-        now: ctx.now,
-        phaseStartChunk: ctx.phaseStartChunk,
-        phaseStartWindow: ctx.phaseStartWindow,
-        followUps: emptyFollowUps(),
-      },
-      body as PhaseDueMessage,
-    ),
-  );
+  await ctx.db
+    .transaction()
+    .execute((trx) => handlePhaseDue(handlerScope(ctx, trx, emptyFollowUps()), body as PhaseDueMessage));
 }
 
 /** Runs the result processor on this process exactly as the worker-results subscription does. */
