@@ -1,16 +1,18 @@
-import { getPhase, listPhasesStillStarting, type Db } from "@matoolkit/db";
+import { listPhasesStillStarting, type Db } from "@matoolkit/db";
 import type { Logger } from "@matoolkit/runtime";
+import type { PhaseStartProgress } from "./handlers/phase-due.ts";
 
 /**
- * Moves a phase's windowed start on as its steps finish (issue 29; see handlePhaseDue). A batch of
- * worker results nudges every phase it touched; a nudge re-reads the phase and, while it is still
- * creating its steps, runs the next chunk if the window has room. Runs beside the results, never
- * in their way: a chunk of 500 members takes a transaction of its own, which the result pipeline
+ * Moves a phase's windowed start on as its steps finish (issue 29; see handlePhaseDue). Every
+ * handler transaction nudges the phases it touched; a nudge runs the phase's next chunk if the
+ * window has room (continuePhaseStart, which locks and re-reads the phase). Runs beside the
+ * results, never in their way: a chunk takes a transaction of its own, which the result pipeline
  * does not wait for.
  *
  * One run per phase at a time; a nudge during a run asks for one more run after it, so the last
- * result of a full window is never missed. Nothing here is durable, and needs not be: a nudge
- * lost in a crash is made again by the next result of the phase, or by the reconcile pass
+ * result of a full window is never missed. A phase whose start is `finished` is remembered, and
+ * its later results cost nothing here. Nothing here is durable, and needs not be: a nudge lost in
+ * a crash is made again by the next result of the phase, or by the reconcile pass
  * (`nudgeStalled`), which lists every phase still creating its steps.
  */
 export interface PhaseStartPump {
@@ -21,8 +23,8 @@ export interface PhaseStartPump {
   idle(): Promise<void>;
 }
 
-/** Remembered phases whose steps all exist; cleared past this size (a cache, not a record). */
-const KNOWN_STARTED_MAX = 10_000;
+/** Remembered phases whose start is finished; cleared past this size (a cache, not a record). */
+const KNOWN_FINISHED_MAX = 10_000;
 /** Phases listed per reconcile pass; the next pass takes the rest. */
 const STALLED_PER_PASS = 100;
 
@@ -30,25 +32,17 @@ export function createPhaseStartPump(deps: {
   readonly db: Db;
   readonly logger: Logger;
   /** The next chunk of the phase, if its window has room (continuePhaseStart in a handler transaction). */
-  readonly continueStart: (phaseExecutionId: number) => Promise<unknown>;
+  readonly continueStart: (phaseExecutionId: number) => Promise<PhaseStartProgress>;
 }): PhaseStartPump {
   const { db, logger, continueStart } = deps;
   const running = new Map<number, Promise<void>>();
   const again = new Set<number>();
-  // Phases seen with every step created: their results need no read at all.
-  const started = new Set<number>();
+  const finished = new Set<number>();
 
   const runOnce = async (phaseExecutionId: number): Promise<void> => {
-    const phase = await getPhase(db, phaseExecutionId);
-    if (phase === undefined) return;
-    if (phase.stepsCreatedAt !== null || phase.status !== "dispatched") {
-      if (phase.stepsCreatedAt !== null) {
-        if (started.size >= KNOWN_STARTED_MAX) started.clear();
-        started.add(phaseExecutionId);
-      }
-      return;
-    }
-    await continueStart(phaseExecutionId);
+    if ((await continueStart(phaseExecutionId)) !== "finished") return;
+    if (finished.size >= KNOWN_FINISHED_MAX) finished.clear();
+    finished.add(phaseExecutionId);
   };
 
   const run = async (phaseExecutionId: number): Promise<void> => {
@@ -68,7 +62,7 @@ export function createPhaseStartPump(deps: {
   };
 
   const nudge = (phaseExecutionId: number): void => {
-    if (started.has(phaseExecutionId)) return;
+    if (finished.has(phaseExecutionId)) return;
     if (running.has(phaseExecutionId)) {
       again.add(phaseExecutionId);
       return;

@@ -11,7 +11,7 @@ import {
   transitionPhase,
   type PhaseExecution,
 } from "@matoolkit/db";
-import { batchMachine, type PhaseDueMessage } from "@matoolkit/domain";
+import { batchMachine, phaseMachine, type PhaseDueMessage } from "@matoolkit/domain";
 import { lockBatchInfo, variablesFor, type BatchInfo } from "../batch-info.ts";
 import type { HandlerScope } from "../context.ts";
 import { notifyPhaseEnded } from "../notifications/notify.ts";
@@ -123,23 +123,32 @@ export async function handlePhaseDue(scope: HandlerScope, message: PhaseDueMessa
 }
 
 /**
+ * Where a phase's start stands after continuePhaseStart: a chunk `started`; `waiting` for room in
+ * the window (or for the batch to be active again); `finished`, for good: every step created, or
+ * the phase or its batch ended, so nothing will ever start here again.
+ */
+export type PhaseStartProgress = "started" | "waiting" | "finished";
+
+/**
  * A later chunk, in its own transaction: the phase is locked and checked again first. Without
- * `afterMemberId` (a nudge from results), it goes on after the last member with steps. Returns
- * whether it started a chunk.
+ * `afterMemberId` (a nudge from results), it goes on after the last member with steps.
  */
 export async function continuePhaseStart(
   scope: HandlerScope,
   chunk: { phaseExecutionId: number; afterMemberId?: number },
-): Promise<boolean> {
+): Promise<PhaseStartProgress> {
   const unlocked = await getPhase(scope.trx, chunk.phaseExecutionId);
-  if (unlocked === undefined) return false;
+  if (unlocked === undefined) return "finished";
   // Batch, then phase (see handlePhaseDue). Paused since the last chunk: stop here; the resume's
   // phase-due goes through the chunks again, creating only what is missing.
   const batch = await lockBatchInfo(scope.trx, unlocked.batchId);
-  if (batch === undefined || batch.status !== "active") return false;
+  if (batch === undefined || batchMachine.isTerminal(batch.status)) return "finished";
+  if (batch.status !== "active") return "waiting";
   const phase = await getPhaseForUpdate(scope.trx, chunk.phaseExecutionId);
-  // Cancelled (or otherwise ended) since the last chunk: nothing more to create.
-  if (phase === undefined || phase.status !== "dispatched" || phase.stepsCreatedAt !== null) return false;
+  // Cancelled (or otherwise ended) since the last chunk, or every step created: nothing more to create.
+  if (phase === undefined || phase.stepsCreatedAt !== null || phaseMachine.isTerminal(phase.status))
+    return "finished";
+  if (phase.status !== "dispatched") return "waiting";
   const createdThrough = await lastMemberWithPhaseSteps(scope.trx, phase.id);
   const afterMemberId = chunk.afterMemberId ?? createdThrough;
   if (afterMemberId < createdThrough) {
@@ -147,14 +156,14 @@ export async function continuePhaseStart(
     // pause or the crash left them waiting. The chunk that reaches past the last of them takes
     // new members with it: a resume may overshoot the window once, by one chunk at most.
     await startPhaseChunk(scope, { phase, batch, afterMemberId, limit: scope.phaseStartChunk });
-    return true;
+    return "started";
   }
   // New members only into the window's room: the phase's results nudge it on (see handlePhaseDue).
   const window = scope.phaseStartWindow;
   const size = windowedChunkSize(scope);
-  if ((await countDispatchedPhaseSteps(scope.trx, phase.id, window)) > window - size) return false;
+  if ((await countDispatchedPhaseSteps(scope.trx, phase.id, window)) > window - size) return "waiting";
   await startPhaseChunk(scope, { phase, batch, afterMemberId, limit: size });
-  return true;
+  return "started";
 }
 
 /**
