@@ -27,19 +27,5 @@ export function watchReadiness(apiUrl: string): { stop(): number } {
   };
 }
 
-/** A TCP port free right now on 127.0.0.1 (for the API and the embedded database). */
-export async function freePort(): Promise<number> {
-  const { createServer } = await import("node:net");
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address !== null
-          ? resolve(address.port)
-          : reject(new Error("no port")),
-      );
-    });
-  });
-}
+/** A port for the API and the embedded database (libs/dapr-harness/src/free-port.ts says why not port 0). */
+export { freePort } from "@matoolkit/dapr-harness/free-port";

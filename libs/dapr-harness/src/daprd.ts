@@ -40,7 +40,7 @@ export interface DaprdOptions {
  * before the app is up; daprd then waits for the app port to subscribe and deliver).
  */
 export async function startDaprd(options: DaprdOptions): Promise<Daprd> {
-  const [httpPort, grpcPort, internalGrpcPort, metricsPort] = (await freePorts(4, [options.appPort])) as [
+  const [httpPort, grpcPort, internalGrpcPort, metricsPort] = (await freePorts(4)) as [
     number,
     number,
     number,

@@ -15,4 +15,3 @@ export type { JobView, JobTriggerRecord, JobFailurePolicy } from "./jobs.ts";
 export type { StateStoreKind, StoredItem } from "./state-store.ts";
 export { compileCel, CelSyntaxError } from "./cel-subset.ts";
 export type { CompiledCel } from "./cel-subset.ts";
-export { reserveFreePort } from "./free-port.ts";

@@ -1,3 +1,4 @@
+import { freePort } from "@matoolkit/dapr-harness/free-port";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   createStandInBroker,
@@ -5,7 +6,7 @@ import {
   type StandInBroker,
   type StandInSidecar,
 } from "./index.ts";
-import { reserveFreePort, startTestApp, type TestApp } from "./test-app.ts";
+import { startTestApp, type TestApp } from "./test-app.ts";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 
@@ -29,7 +30,7 @@ const status = async (url: string, init?: RequestInit) => (await fetch(url, init
 
 describe("sidecar lifecycle", () => {
   it("reports outbound health after startDelayMs and full health only once the app is up and its subscriptions are read", async () => {
-    const appPort = await reserveFreePort();
+    const appPort = await freePort();
     const sidecar = await track(
       startStandInSidecar({
         broker: newBroker(),

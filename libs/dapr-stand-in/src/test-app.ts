@@ -97,5 +97,3 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       }),
   };
 }
-
-export { reserveFreePort } from "./free-port.ts";

@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "@matoolkit/dapr-harness/free-port";
 import { startEmbeddedPostgres } from "@matoolkit/db";
 
 /**
@@ -74,17 +74,5 @@ export function withDatabase(url: string, database: string): string {
   return parsed.toString();
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => {
-        if (address !== null && typeof address === "object") resolvePort(address.port);
-        else reject(new Error("could not allocate a free port"));
-      });
-    });
-  });
-}
+/** A port for a server that binds it later (libs/dapr-harness/src/free-port.ts says why not port 0). */
+export { freePort };

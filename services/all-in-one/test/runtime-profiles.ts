@@ -1,6 +1,6 @@
+import { freePort } from "@matoolkit/dapr-harness/free-port";
 import {
   createStandInBroker,
-  reserveFreePort,
   startStandInSidecar,
   type StandInBroker,
   type StandInSidecar,
@@ -68,7 +68,7 @@ export function daprProfile(
       return {
         async nextStart() {
           await sidecar?.stop();
-          const appPort = await reserveFreePort();
+          const appPort = await freePort();
           sidecar = await startStandInSidecar({
             broker,
             appId: "matoolkit",

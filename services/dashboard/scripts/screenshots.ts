@@ -3,11 +3,11 @@
 // demo batch, and saves PNGs of the dashboard's main pages into docs/screenshots/ for docs/dashboard.md.
 /* eslint-disable no-restricted-properties -- an entry point (like scripts/**), so it reads the environment */
 import { chmod, mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { issueLocalToken } from "@matoolkit/admin-api";
 import { startAll } from "@matoolkit/all-in-one";
+import { freePort } from "@matoolkit/dapr-harness/free-port";
 import type { Page } from "playwright-core";
 import { launchChromium, signedInPage } from "../test/chromium.ts";
 import { buildDashboard, dashboardRoot, isDashboardBuildStale } from "./dashboard-build.ts";
@@ -142,15 +142,4 @@ async function runDemoBatch(api: Api, batchId: number): Promise<void> {
     return;
   await api("POST", `/batches/${batchId}/advance`).catch(() => undefined);
   await until((detail) => ["completed", "failed"].includes(detail.status));
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0));
-    });
-  });
 }

@@ -1,3 +1,4 @@
+import { freePort } from "@matoolkit/dapr-harness/free-port";
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { tmpdir } from "node:os";
@@ -6,7 +7,6 @@ import { fileURLToPath } from "node:url";
 import { topics, workerResultMessageSchema, type WorkerJobMessage } from "@matoolkit/domain";
 import {
   createStandInBroker,
-  reserveFreePort,
   startStandInSidecar,
   type StandInBroker,
   type StandInSidecar,
@@ -39,7 +39,7 @@ afterEach(async () => {
 
 async function openSidecar(): Promise<{ env: Record<string, string> }> {
   broker = createStandInBroker({ redeliveryDelayMs: 50, maxDeliveryAttempts: 20 });
-  const appPort = await reserveFreePort();
+  const appPort = await freePort();
   sidecar = await startStandInSidecar({
     broker,
     appId: "matoolkit-worker",

@@ -1,5 +1,5 @@
-import { createServer } from "node:net";
 import type { AccessToken, TokenCredential } from "@azure/identity";
+import { freePort } from "@matoolkit/dapr-harness/free-port";
 import { describe, expect, it } from "vitest";
 import type { DataSourceConfig } from "@matoolkit/domain";
 import { createDataSourceClient, DataSourceError } from "../index.ts";
@@ -171,13 +171,8 @@ describe("dataverse data source (TDS endpoint)", () => {
   });
 
   it("uses the tedious driver by default and reports an unreachable endpoint", async () => {
-    // A port that was free a moment ago: nothing listens, so the real driver's connect fails.
-    const port = await new Promise<number>((resolve) => {
-      const probe = createServer().listen(0, "127.0.0.1", () => {
-        const { port: free } = probe.address() as { port: number };
-        probe.close(() => resolve(free));
-      });
-    });
+    // A port nobody listens on (nor will: it is this process's), so the real driver's connect fails.
+    const port = await freePort();
     const client = createDataSourceClient({
       env: { DATAVERSE_CONNECTION_STRING: `Server=127.0.0.1,${port}` },
       credential: fakeCredential([]),

@@ -1,11 +1,7 @@
+import { freePort } from "@matoolkit/dapr-harness/free-port";
 import { randomUUID } from "node:crypto";
 import { MatoolkitError, reasonCodes, topics } from "@matoolkit/domain";
-import {
-  createStandInBroker,
-  reserveFreePort,
-  startStandInSidecar,
-  type StandInBroker,
-} from "@matoolkit/dapr-stand-in";
+import { createStandInBroker, startStandInSidecar, type StandInBroker } from "@matoolkit/dapr-stand-in";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createLogger } from "../logger.ts";
@@ -33,7 +29,7 @@ afterAll(async () => {
 const logger = createLogger({ level: "silent", name: "dapr-adopted-dead-letters-test" });
 
 async function openApp(appId: string, options: { db?: TestDatabase["db"]; adopt?: boolean }) {
-  const appPort = await reserveFreePort();
+  const appPort = await freePort();
   const sidecar = await startStandInSidecar({
     broker,
     appId,

@@ -1,11 +1,7 @@
+import { freePort } from "@matoolkit/dapr-harness/free-port";
 import { randomUUID } from "node:crypto";
 import { MatoolkitError, reasonCodes, topics } from "@matoolkit/domain";
-import {
-  createStandInBroker,
-  reserveFreePort,
-  startStandInSidecar,
-  type StandInBroker,
-} from "@matoolkit/dapr-stand-in";
+import { createStandInBroker, startStandInSidecar, type StandInBroker } from "@matoolkit/dapr-stand-in";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { createLogger } from "../logger.ts";
@@ -37,7 +33,7 @@ const waitUntil = (assertion: () => void | Promise<void>) =>
 const subscription = { topic: topics.orchestratorEvents, name: "orchestrator" } as const;
 
 async function openSubscriber(appId: string, stateStores: string[]) {
-  const appPort = await reserveFreePort();
+  const appPort = await freePort();
   const sidecar = await startStandInSidecar({
     broker,
     appId,

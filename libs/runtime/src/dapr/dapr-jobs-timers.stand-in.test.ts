@@ -1,10 +1,6 @@
+import { freePort } from "@matoolkit/dapr-harness/free-port";
 import { topics } from "@matoolkit/domain";
-import {
-  createStandInBroker,
-  reserveFreePort,
-  startStandInSidecar,
-  type StandInBroker,
-} from "@matoolkit/dapr-stand-in";
+import { createStandInBroker, startStandInSidecar, type StandInBroker } from "@matoolkit/dapr-stand-in";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createLogger } from "../logger.ts";
 import type { OutgoingMessage } from "../ports/index.ts";
@@ -25,7 +21,7 @@ afterEach(async () => {
 });
 
 async function openJobsTimers(broker: StandInBroker, appId: string) {
-  const appPort = await reserveFreePort();
+  const appPort = await freePort();
   const sidecar = await startStandInSidecar({
     broker,
     appId,

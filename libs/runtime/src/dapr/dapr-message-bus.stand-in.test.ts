@@ -1,11 +1,7 @@
+import { freePort } from "@matoolkit/dapr-harness/free-port";
 import { randomUUID } from "node:crypto";
 import { topics } from "@matoolkit/domain";
-import {
-  createStandInBroker,
-  reserveFreePort,
-  startStandInSidecar,
-  type StandInBroker,
-} from "@matoolkit/dapr-stand-in";
+import { createStandInBroker, startStandInSidecar, type StandInBroker } from "@matoolkit/dapr-stand-in";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { createLogger } from "../logger.ts";
@@ -35,7 +31,7 @@ const waitUntil = (assertion: () => void | Promise<void>) =>
   vi.waitFor(assertion, { timeout: 10_000, interval: 25 });
 
 async function openBus(appId: string, sidecarLog: string[] = [], bulkPublish?: boolean) {
-  const appPort = await reserveFreePort();
+  const appPort = await freePort();
   const sidecar = await startStandInSidecar({
     broker,
     appId,

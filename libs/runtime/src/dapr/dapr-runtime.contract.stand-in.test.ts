@@ -1,7 +1,7 @@
+import { freePort } from "@matoolkit/dapr-harness/free-port";
 import { topics } from "@matoolkit/domain";
 import {
   createStandInBroker,
-  reserveFreePort,
   startStandInSidecar,
   type StandInBroker,
   type StandInBrokerOptions,
@@ -56,7 +56,7 @@ function brokerPerCase(options: StandInBrokerOptions = {}): { acquire(): StandIn
 const logger = createLogger({ level: "silent", name: "dapr-contract" });
 
 async function openReplica(broker: StandInBroker, appId: string, timers: DaprTimersKind) {
-  const appPort = await reserveFreePort();
+  const appPort = await freePort();
   const sidecar = await startStandInSidecar({
     broker,
     appId,

@@ -1,11 +1,7 @@
+import { freePort } from "@matoolkit/dapr-harness/free-port";
 import { randomUUID } from "node:crypto";
 import { topics } from "@matoolkit/domain";
-import {
-  createStandInBroker,
-  reserveFreePort,
-  startStandInSidecar,
-  type StandInBroker,
-} from "@matoolkit/dapr-stand-in";
+import { createStandInBroker, startStandInSidecar, type StandInBroker } from "@matoolkit/dapr-stand-in";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { createLogger } from "../logger.ts";
@@ -44,7 +40,7 @@ async function openApp(
     timers?: NonNullable<DaprRuntimeOptions["ports"]["timers"]>;
   } = {},
 ) {
-  const appPort = await reserveFreePort();
+  const appPort = await freePort();
   const sidecar = await startStandInSidecar({
     broker,
     appId,

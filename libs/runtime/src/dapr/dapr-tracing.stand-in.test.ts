@@ -1,11 +1,7 @@
+import { freePort } from "@matoolkit/dapr-harness/free-port";
 import { randomUUID } from "node:crypto";
 import { topics } from "@matoolkit/domain";
-import {
-  createStandInBroker,
-  reserveFreePort,
-  startStandInSidecar,
-  type StandInBroker,
-} from "@matoolkit/dapr-stand-in";
+import { createStandInBroker, startStandInSidecar, type StandInBroker } from "@matoolkit/dapr-stand-in";
 import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { context, trace, type SpanContext } from "@opentelemetry/api";
 import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
@@ -38,7 +34,7 @@ beforeAll(async () => {
   tracing = startTracing({ serviceName: "dapr-tracing-test", exporter, logger });
   database = await createTestDatabase();
   broker = createStandInBroker({ redeliveryDelayMs: 20 });
-  const appPort = await reserveFreePort();
+  const appPort = await freePort();
   const sidecar = await startStandInSidecar({
     broker,
     appId: "tracing-app",

@@ -1,12 +1,8 @@
+import { freePort } from "@matoolkit/dapr-harness/free-port";
 import { randomBytes, randomUUID } from "node:crypto";
 import { createDb, migrateToLatest, type Db } from "@matoolkit/db";
 import { MatoolkitError, reasonCodes, topics } from "@matoolkit/domain";
-import {
-  createStandInBroker,
-  reserveFreePort,
-  startStandInSidecar,
-  type StandInBroker,
-} from "@matoolkit/dapr-stand-in";
+import { createStandInBroker, startStandInSidecar, type StandInBroker } from "@matoolkit/dapr-stand-in";
 import { withDatabase } from "@matoolkit/testing";
 import { sql } from "kysely";
 import pg from "pg";
@@ -109,7 +105,7 @@ afterAll(async () => {
 
 /** One service: its own role's pool, its own sidecar and app id, as boot-platform opens it. */
 async function openService(roleName: string, appId: string) {
-  const appPort = await reserveFreePort();
+  const appPort = await freePort();
   const sidecar = await startStandInSidecar({
     broker,
     appId,

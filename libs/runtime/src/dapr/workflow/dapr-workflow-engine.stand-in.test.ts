@@ -1,4 +1,5 @@
 import { createServer } from "node:net";
+import { freePort } from "@matoolkit/dapr-harness/free-port";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { describeWorkflowEngineContract } from "../../../test/contract/index.ts";
 import { createLogger } from "../../logger.ts";
@@ -262,18 +263,5 @@ function listenOn(port: number): Promise<{ close(): Promise<void> }> {
     server.listen(port, "127.0.0.1", () =>
       resolveListening({ close: () => new Promise((closed) => server.close(() => closed())) }),
     );
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      probe.close(() =>
-        typeof address === "object" && address !== null ? resolvePort(address.port) : reject(),
-      );
-    });
   });
 }
