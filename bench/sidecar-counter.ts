@@ -1,8 +1,11 @@
+import { subscribe } from "node:diagnostics_channel";
+
 /**
  * Counts the HTTP calls this process makes to the Dapr sidecar (every Dapr adapter of the app goes
- * through global fetch, libs/runtime/src/dapr/dapr-http.ts), by kind: on Dapr these are what SQL
- * statements are to the embedded runtime. The workflow SDK's gRPC stream is not HTTP and is not
- * counted.
+ * through undici, libs/runtime/src/dapr/dapr-http.ts), by kind: on Dapr these are what SQL
+ * statements are to the embedded runtime. Counted from undici's `undici:request:create`
+ * diagnostics channel, which undici (and Node's own fetch, built on it) publishes every request
+ * to. The workflow SDK's gRPC stream is not HTTP and is not counted.
  */
 export function installSidecarCounter(sidecarUrl: string): {
   count(): number;
@@ -10,16 +13,13 @@ export function installSidecarCounter(sidecarUrl: string): {
   reset(): void;
 } {
   const kinds = new Map<string, number>();
-  const original = globalThis.fetch;
-  globalThis.fetch = function countedFetch(input: string | URL | Request, init?: RequestInit) {
-    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
-    if (url.startsWith(sidecarUrl)) {
-      const method = init?.method ?? (input instanceof Request ? input.method : "GET");
-      const kind = `${method} ${kindOf(new URL(url).pathname)}`;
-      kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
-    }
-    return original(input, init);
-  } as typeof fetch;
+  const sidecarOrigin = new URL(sidecarUrl).origin;
+  subscribe("undici:request:create", (message) => {
+    const { request } = message as { request: { origin: string | URL; method: string; path: string } };
+    if (new URL(String(request.origin)).origin !== sidecarOrigin) return;
+    const kind = `${request.method} ${kindOf(new URL(request.path, sidecarOrigin).pathname)}`;
+    kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+  });
   return {
     count: () => [...kinds.values()].reduce((sum, calls) => sum + calls, 0),
     byKind: () => [...kinds].map(([kind, calls]) => ({ kind, calls })).sort((a, b) => b.calls - a.calls),
