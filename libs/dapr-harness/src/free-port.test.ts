@@ -97,6 +97,18 @@ describe("createPortAllocator", () => {
     expect(fourth.ports.filter((port) => second.ports.includes(port))).toEqual([]);
   });
 
+  it("tries for a slot again on the next call once one was refused", async () => {
+    const layout = testLayout(1, 4);
+    const squatter = await listenOn(layout.firstSlotPort);
+    const allocator = createPortAllocator(layout);
+    cleanups.push(() => allocator.close());
+    await expect(allocator.next()).rejects.toThrow("All 1 port slots");
+    await new Promise((resolve) => squatter.close(resolve));
+    const port = await allocator.next();
+    expect(port - layout.firstBlockPort).toBeGreaterThanOrEqual(0);
+    expect(port - layout.firstBlockPort).toBeLessThan(4);
+  });
+
   it("skips a port of its block that something listens on, and says when all of them are", async () => {
     const layout = testLayout(1, 3);
     const allocator = createPortAllocator(layout);

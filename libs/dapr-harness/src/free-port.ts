@@ -38,7 +38,11 @@ export function createPortAllocator(layout: PortLayout): PortAllocator {
   let cursor = -1;
   return {
     async next() {
-      slot ??= holdSlot(layout);
+      // A refusal (every slot held) is not remembered: the next call tries again.
+      slot ??= holdSlot(layout).catch((error: unknown) => {
+        slot = undefined;
+        throw error;
+      });
       const { index } = await slot;
       const first = layout.firstBlockPort + index * layout.blockSize;
       // Start somewhere in the block: a daemon an earlier holder of this slot started may be binding
