@@ -41,16 +41,20 @@ export async function countDispatchedPhaseSteps(
 }
 
 /**
- * Phases of active batches still creating their steps (`dispatched`, `steps_created_at` unset):
- * the reconcile pass gives each a chance to go on, in case the results that would have moved it
- * were processed by a process that stopped before it could.
+ * Phases of active batches still creating their steps (`dispatched`, `steps_created_at` unset),
+ * by id after `afterId`: the reconcile pass gives each a chance to go on, in case the results that
+ * would have moved it were processed by a process that stopped before it could.
  */
-export async function listPhasesStillStarting(db: Db, limit: number): Promise<number[]> {
+export async function listPhasesStillStarting(
+  db: Db,
+  page: { afterId: number; limit: number },
+): Promise<number[]> {
   const { rows } = await sql<{ id: string }>`
     SELECT p.id FROM phase_executions p JOIN batches b ON b.id = p.batch_id
     WHERE p.status = 'dispatched' AND p.steps_created_at IS NULL AND b.status = 'active'
+      AND p.id > ${page.afterId}
     ORDER BY p.id
-    LIMIT ${limit}
+    LIMIT ${page.limit}
   `.execute(db);
   return rows.map((row) => Number(row.id));
 }

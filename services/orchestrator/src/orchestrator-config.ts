@@ -1,5 +1,6 @@
 import { parseOrExplain } from "@matoolkit/platform";
 import { z } from "zod";
+import { DEFAULT_PHASE_START_WINDOW } from "./handlers/phase-due.ts";
 
 export const orchestratorConfigSchema = z.object({
   /** Longest sleep of a batch workflow before it re-reads SQL (a lost nudge strands nothing). */
@@ -8,7 +9,7 @@ export const orchestratorConfigSchema = z.object({
   workflowReconcileSeconds: z.coerce.number().int().min(1).max(3600).default(60),
   concurrency: z.coerce.number().int().min(1).max(256).default(8),
   /** A phase's steps out with workers before its next members wait for results (issue 29). */
-  phaseStartWindow: z.coerce.number().int().min(1).max(1_000_000).default(250),
+  phaseStartWindow: z.coerce.number().int().min(1).max(1_000_000).default(DEFAULT_PHASE_START_WINDOW),
 });
 export type OrchestratorConfig = z.infer<typeof orchestratorConfigSchema>;
 

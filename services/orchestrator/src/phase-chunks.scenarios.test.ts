@@ -1,5 +1,6 @@
 import { pauseBatch, resumeBatch } from "@matoolkit/commands";
 import { getPhase } from "@matoolkit/db";
+import { createLogger } from "@matoolkit/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   deliverEvent,
@@ -14,6 +15,7 @@ import {
   type SeededBatch,
 } from "../test/test-harness.ts";
 import { batchStatus, stepsOf, transitionsOf } from "../test/test-queries.ts";
+import { createPhaseStartPump } from "./phase-start-pump.ts";
 
 /**
  * phase-due creates and starts a phase's members in chunks (the harness uses 2 per transaction),
@@ -33,6 +35,18 @@ afterAll(async () => {
   for (const gate of ["phase-chunks", "window-pause"]) h.open(gate);
   await h?.stop();
 });
+
+/** Every step skipped (its when: is false): no job, no result. */
+const everyStepSkipped = runbookYaml(`  columns: [Run]
+phases:
+  - name: migrate
+    offset: T-0
+    steps:
+      - name: skipped
+        worker_id: worker-01
+        function: Test-Echo
+        when: "{{Run}} == 'yes'"
+`);
 
 const heldThenEcho = (gate: string) =>
   runbookYaml(`
@@ -152,21 +166,10 @@ describe("a phase started in chunks, within its window", () => {
   });
 
   it("goes on from the reconcile pass when the nudges that would have moved it were lost", async () => {
-    // Every step skipped (its when: is false): no job, no result, so only the chunks' own
-    // follow-ups and the reconcile pass can move the start.
-    const yaml = runbookYaml(`  columns: [Run]
-phases:
-  - name: migrate
-    offset: T-0
-    steps:
-      - name: skipped
-        worker_id: worker-01
-        function: Test-Echo
-        when: "{{Run}} == 'yes'"
-`);
+    // No job, no result: only the chunks' own follow-ups and the reconcile pass can move the start.
     const batch: SeededBatch = await seedBatch(
       h.db,
-      yaml,
+      everyStepSkipped,
       membersWith(5, () => ({ Run: "no" })),
     );
     const phaseId = batch.phases[0]!.id;
@@ -186,5 +189,34 @@ phases:
       batch.members.map((member) => [member.memberKey, "skipped"]),
     );
     expect((await getPhase(h.db, phaseId))?.status).toBe("completed");
+  });
+
+  it("lists more stalled phases than one reconcile pass takes over the following passes", async () => {
+    const stalled: number[] = [];
+    for (let batchNo = 0; batchNo < 2; batchNo += 1) {
+      const batch = await seedBatch(
+        h.db,
+        everyStepSkipped,
+        membersWith(5, () => ({ Run: "no" })),
+      );
+      await phaseDueFirstChunkOnly(h.orchestrator, phaseDueBody(batch, 0));
+      stalled.push(batch.phases[0]!.id);
+    }
+    const continued: number[] = [];
+    const pump = createPhaseStartPump({
+      db: h.db,
+      logger: createLogger({ level: "silent", name: "pump-test" }),
+      stalledPerPass: 1,
+      continueStart: async (phaseExecutionId) => {
+        continued.push(phaseExecutionId);
+        return "waiting";
+      },
+    });
+    for (let pass = 0; pass < 3; pass += 1) {
+      await pump.nudgeStalled();
+      await pump.idle();
+    }
+    // One per pass, each in its turn, then from the start again.
+    expect(continued).toEqual([stalled[0], stalled[1], stalled[0]]);
   });
 });

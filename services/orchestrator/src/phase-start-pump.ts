@@ -25,7 +25,7 @@ export interface PhaseStartPump {
 
 /** Remembered phases whose start is finished; cleared past this size (a cache, not a record). */
 const KNOWN_FINISHED_MAX = 10_000;
-/** Phases listed per reconcile pass; the next pass takes the rest. */
+/** Phases listed per reconcile pass, by default; the next pass goes on after the last (then from the start). */
 const STALLED_PER_PASS = 100;
 
 export function createPhaseStartPump(deps: {
@@ -33,11 +33,16 @@ export function createPhaseStartPump(deps: {
   readonly logger: Logger;
   /** The next chunk of the phase, if its window has room (continuePhaseStart in a handler transaction). */
   readonly continueStart: (phaseExecutionId: number) => Promise<PhaseStartProgress>;
+  /** Phases nudged per reconcile pass (default 100). */
+  readonly stalledPerPass?: number;
 }): PhaseStartPump {
   const { db, logger, continueStart } = deps;
+  const stalledPerPass = deps.stalledPerPass ?? STALLED_PER_PASS;
   const running = new Map<number, Promise<void>>();
   const again = new Set<number>();
   const finished = new Set<number>();
+  /** Where the next reconcile pass goes on listing: still-starting phases may outnumber a pass. */
+  let stalledAfter = 0;
 
   const runOnce = async (phaseExecutionId: number): Promise<void> => {
     if ((await continueStart(phaseExecutionId)) !== "finished") return;
@@ -74,9 +79,13 @@ export function createPhaseStartPump(deps: {
   return {
     nudge,
     nudgeStalled: async () => {
-      for (const phaseExecutionId of await listPhasesStillStarting(db, STALLED_PER_PASS)) {
-        nudge(phaseExecutionId);
+      let phases = await listPhasesStillStarting(db, { afterId: stalledAfter, limit: stalledPerPass });
+      // Past the last one: this pass starts from the beginning again.
+      if (phases.length === 0 && stalledAfter > 0) {
+        phases = await listPhasesStillStarting(db, { afterId: 0, limit: stalledPerPass });
       }
+      stalledAfter = phases.length < stalledPerPass ? 0 : phases.at(-1)!;
+      for (const phaseExecutionId of phases) nudge(phaseExecutionId);
     },
     idle: async () => {
       while (running.size > 0) await Promise.all([...running.values()]);
