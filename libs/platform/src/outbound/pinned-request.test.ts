@@ -52,6 +52,30 @@ async function failure(promise: Promise<unknown>): Promise<OutboundRequestError>
 }
 
 describe("sendPinnedRequest", () => {
+  it("gives up at once when stopped before it began, and the resolution failing later is no unhandled rejection", async () => {
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", record);
+    try {
+      const stopping = new AbortController();
+      stopping.abort(new Error("notifier stopped"));
+      let failResolution: (error: Error) => void = () => undefined;
+      const resolving = new Promise<never>((_, reject) => (failResolution = reject));
+      const policy = outboundPolicy({ resolve: () => resolving });
+      const attempt = sendPinnedRequest("https://hooks.example.test/hook", policy, {
+        ...post(),
+        signal: stopping.signal,
+      });
+      await expect(attempt).rejects.toThrow("notifier stopped");
+      failResolution(Object.assign(new Error("getaddrinfo ENOTFOUND"), { code: "ENOTFOUND" }));
+      // Node reports an unhandled rejection after the microtasks of the turn it happened in.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", record);
+    }
+  });
+
   it("refuses a host resolving to loopback without connecting", async () => {
     const before = hits.length;
     const policy = outboundPolicy({ resolve: answers("127.0.0.1") });

@@ -98,7 +98,12 @@ export function pinnedLookup(destination: CheckedDestination): LookupFunction {
 
 /** The resolution, unless `signal` (the caller's or the deadline) aborts first: slow DNS counts against the deadline. */
 async function untilAborted<T>(work: Promise<T>, signal: AbortSignal, caller: AbortSignal): Promise<T> {
-  if (signal.aborted) throw caller.aborted ? (caller.reason as Error) : timedOut();
+  if (signal.aborted) {
+    // Nobody waits for the work any more: its failure must not become an unhandled rejection
+    // (Node ends the process on one). Seen when a delivery started as its notifier stopped.
+    work.catch(() => undefined);
+    throw caller.aborted ? (caller.reason as Error) : timedOut();
+  }
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(caller.aborted ? (caller.reason as Error) : timedOut());
     signal.addEventListener("abort", onAbort, { once: true });
