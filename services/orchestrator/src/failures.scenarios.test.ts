@@ -124,7 +124,9 @@ ${rollback}`);
     const steps = await stepsOf(h.db, batch.batchId);
     const timedOut = stepOf(steps, "m0@contoso.test", 0);
     expect(timedOut).toMatchObject({ status: "poll_timeout", errorCode: "poll.timeout", retryCount: 0 });
-    expect(timedOut.pollCount).toBeGreaterThanOrEqual(2);
+    // Polled (how often within its 3 s depends on the machine's load: once was seen under the
+    // full suite), then timed out.
+    expect(timedOut.pollCount).toBeGreaterThanOrEqual(1);
     expect(await transitionsOf(h.db, "step", timedOut.id)).toEqual([
       "pending→dispatched",
       "dispatched→polling",
