@@ -110,6 +110,15 @@ export interface ExecutionRepository<Row> {
     now: Date,
     options: { readonly defaultTimeoutSec: number; readonly limit: number },
   ): Promise<Row[]>;
+  /**
+   * Dispatched rows waiting longer than `waitingSec` and still within their timeout, oldest
+   * first: the ones whose job may have been lost on the way (stalled-jobs.ts sends them again).
+   */
+  listDispatchedWaiting(
+    db: Db,
+    now: Date,
+    options: { readonly waitingSec: number; readonly defaultTimeoutSec: number; readonly limit: number },
+  ): Promise<Row[]>;
 }
 
 export function createExecutionRepository<Row>(config: {
@@ -234,6 +243,18 @@ export function createExecutionRepository<Row>(config: {
         SELECT * FROM ${table}
         WHERE status = 'dispatched'
           AND dispatched_at + make_interval(secs => coalesce(timeout_sec, ${options.defaultTimeoutSec}::int)) < ${now}
+        ORDER BY dispatched_at
+        LIMIT ${options.limit}
+      `.execute(db);
+      return camelCaseRows<Row>(result.rows);
+    },
+    async listDispatchedWaiting(db, now, options) {
+      // The same partial index on dispatched rows as above.
+      const result = await sql<Record<string, unknown>>`
+        SELECT * FROM ${table}
+        WHERE status = 'dispatched'
+          AND dispatched_at <= ${now}::timestamptz - make_interval(secs => ${options.waitingSec}::int)
+          AND dispatched_at + make_interval(secs => coalesce(timeout_sec, ${options.defaultTimeoutSec}::int)) >= ${now}
         ORDER BY dispatched_at
         LIMIT ${options.limit}
       `.execute(db);

@@ -82,6 +82,15 @@ export function listStuckInits(
   return inits.listDispatchedPastTimeout(db, now, options);
 }
 
+/** Init steps `dispatched` for at least `waitingSec`, within their timeout (see listWaitingSteps). */
+export function listWaitingInits(
+  db: Db,
+  now: Date,
+  options: { readonly waitingSec: number; readonly defaultTimeoutSec: number; readonly limit: number },
+): Promise<InitExecution[]> {
+  return inits.listDispatchedWaiting(db, now, options);
+}
+
 export function recordInitPollDispatch(
   db: Db,
   id: number,

@@ -187,6 +187,18 @@ export function listStuckSteps(
   return steps.listDispatchedPastTimeout(db, now, options);
 }
 
+/**
+ * Steps `dispatched` for at least `waitingSec` and not yet past their timeout, oldest first: no
+ * result yet, perhaps because their job was lost on the way (see listDispatchedWaiting).
+ */
+export function listWaitingSteps(
+  db: Db,
+  now: Date,
+  options: { readonly waitingSec: number; readonly defaultTimeoutSec: number; readonly limit: number },
+): Promise<StepExecution[]> {
+  return steps.listDispatchedWaiting(db, now, options);
+}
+
 export function recordPollDispatch(
   db: Db,
   id: number,

@@ -37,6 +37,7 @@ import { createPhaseStartPump } from "./phase-start-pump.ts";
 import { resultOutcome } from "./handlers/worker-result.ts";
 import { handleWorkerResults } from "./handlers/worker-results.ts";
 import { RunbookCache } from "./runbook-cache.ts";
+import { resendStalledJobs } from "./stalled-jobs.ts";
 import { timeOutStuckExecutions } from "./stuck-executions.ts";
 import { createBatchWorkflowHost } from "./workflow/batch-workflow-host.ts";
 import { startNotifier, type NotifierOptions } from "./notifications/notifier.ts";
@@ -90,7 +91,7 @@ export async function startOrchestratorService(options: OrchestratorOptions): Pr
   const logger = options.logger.child({ service: "orchestrator" });
   const now = options.now ?? (() => new Date());
   // The host's periodic reconcile also fails steps stuck in `dispatched` past their timeout
-  // (worker.timeout); it needs the context, which needs the host: hence the late binding.
+  // (worker.timeout) and sends the jobs of those waiting long again; it needs the context, which needs the host: hence the late binding.
   const late: { context?: OrchestratorContext } = {};
   const host =
     options.workflows === undefined
@@ -103,6 +104,8 @@ export async function startOrchestratorService(options: OrchestratorOptions): Pr
           onReconcile: async (at) => {
             if (late.context === undefined) return;
             await timeOutStuckExecutions(late.context, at);
+            // Jobs that may have been lost on the way go out again, long before their timeout.
+            await resendStalledJobs(late.context, at);
             // A phase start whose nudges were lost with a stopped process goes on from here.
             await late.context.phaseStarts?.nudgeStalled();
           },

@@ -1,7 +1,9 @@
 import { enqueueOutbox, type Db } from "@matoolkit/db";
 import {
+  resentWorkerJobEnvelope,
   selfCheckEnvelope,
   workerJobEnvelope,
+  type MessageEnvelope,
   type CorrelationData,
   type OrchestratorEventType,
   type WorkerJobMessage,
@@ -35,9 +37,24 @@ export interface TrackedJob {
 export type JobSender = Pick<HandlerScope, "trx" | "publishInTransaction">;
 
 /** The worker jobs of dispatched executions, in one statement (the bus's, or the outbox's). */
-export async function sendWorkerJobs(sender: JobSender, jobs: readonly TrackedJob[]): Promise<void> {
-  if (jobs.length === 0) return;
-  const envelopes = jobs.map(trackedJobEnvelope);
+export function sendWorkerJobs(sender: JobSender, jobs: readonly TrackedJob[]): Promise<void> {
+  return sendJobEnvelopes(
+    sender,
+    jobs.map((job) => workerJobEnvelope(trackedJobMessage(job))),
+  );
+}
+
+export function sendWorkerJob(sender: JobSender, job: TrackedJob): Promise<void> {
+  return sendWorkerJobs(sender, [job]);
+}
+
+/** A dispatched execution's job once more, under the id of re-send `round` (stalled-jobs.ts). */
+export function resendWorkerJob(sender: JobSender, job: TrackedJob, round: number): Promise<void> {
+  return sendJobEnvelopes(sender, [resentWorkerJobEnvelope(trackedJobMessage(job), round)]);
+}
+
+async function sendJobEnvelopes(sender: JobSender, envelopes: readonly MessageEnvelope[]): Promise<void> {
+  if (envelopes.length === 0) return;
   if (sender.publishInTransaction === undefined) {
     await enqueueOutbox(sender.trx, envelopes);
     return;
@@ -53,25 +70,21 @@ export async function sendWorkerJobs(sender: JobSender, jobs: readonly TrackedJo
   );
 }
 
-export function sendWorkerJob(sender: JobSender, job: TrackedJob): Promise<void> {
-  return sendWorkerJobs(sender, [job]);
-}
-
-function trackedJobEnvelope(job: TrackedJob) {
+function trackedJobMessage(job: TrackedJob): WorkerJobMessage {
   const correlation: CorrelationData = {
     StepExecutionId: job.ref.id,
     IsInitStep: job.ref.kind === "init",
     RunbookName: job.runbook.runbookName,
     RunbookVersion: job.runbook.runbookVersion,
   };
-  return workerJobEnvelope({
+  return {
     JobId: job.jobId,
     BatchId: job.batchId,
     WorkerId: job.row.workerId,
     FunctionName: job.row.functionName,
     Parameters: (job.row.paramsJson ?? {}) as Record<string, unknown>,
     CorrelationData: correlation,
-  });
+  };
 }
 
 /** Fire-and-forget jobs (rollback and member-removed steps): not tracked as executions (000). */

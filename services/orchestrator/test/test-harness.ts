@@ -58,6 +58,11 @@ export interface Harness {
   readonly calls: WorkerCall[];
   /** Opens the gate a `Hold` step waits on (params `Gate`). */
   open(gate: string): void;
+  /**
+   * Declares worker pool `workerId` and starts a worker for it (same functions and calls). Jobs
+   * published for a pool before it exists are dropped by the bus: how a test loses a job.
+   */
+  startWorker(workerId: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -172,6 +177,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     });
     await orchestrator.startWorkflows();
     const started = { runtime, worker };
+    const lateWorkers: WorkerService[] = [];
     return {
       db: database.db,
       bus: runtime.bus,
@@ -180,9 +186,24 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       secrets,
       calls: functions.calls,
       open: functions.open,
+      startWorker: async (workerId) => {
+        await declareWorkerPools(started.runtime.bus, [workerId]);
+        lateWorkers.push(
+          await startWorkerService({
+            bus: started.runtime.bus,
+            idempotency: started.runtime.idempotency,
+            logger,
+            workerId,
+            concurrency: 4,
+            jobTimeoutMs: 20_000,
+            registry: createFunctionRegistry(functions.module),
+          }),
+        );
+      },
       stop: async () => {
         await orchestrator.stop();
         await started.worker.stop();
+        for (const late of lateWorkers) await late.stop();
         await stopOthers();
         await started.runtime.stop();
         await serviceDb.destroy();

@@ -155,6 +155,17 @@ export function workerJobEnvelope(job: WorkerJobMessage): MessageEnvelope {
   };
 }
 
+/**
+ * The job sent again while its execution still waits for a result (stalled-jobs.ts): an id of its
+ * own per round, as the bus drops a copy under the first id. The worker runs a job once per
+ * JobId whatever the message id (its idempotency key), so a copy of a job that did arrive only
+ * republishes its stored result or finds it running.
+ */
+export function resentWorkerJobEnvelope(job: WorkerJobMessage, round: number): MessageEnvelope {
+  const original = workerJobEnvelope(job);
+  return { ...original, messageId: `${original.messageId}:resend-${round}` };
+}
+
 /** One result per job id: a republished stored result is dropped by the bus as a duplicate. */
 export function workerResultEnvelope(result: WorkerResultMessage, workerId: string): MessageEnvelope {
   return {

@@ -1,0 +1,101 @@
+import { getPhase, listWaitingInits, listWaitingSteps } from "@matoolkit/db";
+import { loadBatchInfo } from "./batch-info.ts";
+import type { HandlerScope, OrchestratorContext } from "./context.ts";
+import { lockExecution, type ExecutionRef } from "./executions.ts";
+import { inHandlerTransaction } from "./handler-transaction.ts";
+import { resendWorkerJob } from "./outgoing.ts";
+import { DEFAULT_STEP_TIMEOUT_SECONDS } from "./stuck-executions.ts";
+
+/**
+ * How long a dispatched execution waits for its result before its job is sent again, and again
+ * after each such interval while it still waits. Longer than the bus's dedupe windows (10
+ * minutes: the Dapr adapter's publish and delivery records, Service Bus duplicate detection), so
+ * a worker's republished result is not dropped as a copy either; short against the default
+ * timeout (1 h), which is what a lost job costs without it.
+ */
+export const RESEND_AFTER_SECONDS = 15 * 60;
+/** Per call and table; the next reconcile pass takes the rest. */
+const MAX_PER_PASS = 500;
+
+/**
+ * Stalled jobs: a step or init `dispatched` for RESEND_AFTER_SECONDS or more with no result, and
+ * still within its timeout, gets its job published again under a new message id per interval
+ * (`job:<JobId>:resend-<n>`; the bus drops a second copy of an interval's id). A job message can
+ * be lost between the orchestrator's commit and the worker: a broker that acknowledged it without
+ * a delivery (seen once on real daprd 1.18.1 with Redis Streams at 128 deliveries at once,
+ * ARCHITECTURE.md "Hot path", sixth round), a Redis failover that drops entries not yet
+ * replicated, a purged queue. Without this the execution waits out its whole timeout and then
+ * fails with worker.timeout (a retry, or the member's rollback) for a job that never ran.
+ *
+ * Safe whatever became of the first message: the worker runs a JobId once (its idempotency key),
+ * so a copy of a job that ran republishes the stored result (ignored if the result came), one
+ * running elsewhere is left to it, and a copy of a job that never arrived runs it. Called by the
+ * batch workflow's periodic reconcile with timeOutStuckExecutions. Returns how many it re-sent.
+ */
+export async function resendStalledJobs(ctx: OrchestratorContext, now: Date): Promise<number> {
+  const options = {
+    waitingSec: RESEND_AFTER_SECONDS,
+    defaultTimeoutSec: DEFAULT_STEP_TIMEOUT_SECONDS,
+    limit: MAX_PER_PASS,
+  };
+  const [steps, inits] = await Promise.all([
+    listWaitingSteps(ctx.db, now, options),
+    listWaitingInits(ctx.db, now, options),
+  ]);
+  const candidates = [
+    ...steps.map((row) => ({ ref: { kind: "step", id: row.id } as const, jobId: row.jobId })),
+    ...inits.map((row) => ({ ref: { kind: "init", id: row.id } as const, jobId: row.jobId })),
+  ];
+  let resent = 0;
+  for (const candidate of candidates) {
+    try {
+      const sent = await inHandlerTransaction(ctx, (scope) => resend(scope, { ...candidate, now }));
+      if (sent) resent += 1;
+    } catch (error) {
+      // One execution that cannot be re-sent now must not hold back the others; the next pass tries again.
+      ctx.logger.error(
+        { kind: candidate.ref.kind, executionId: candidate.ref.id, err: (error as Error).name },
+        "stalled job not re-sent",
+      );
+    }
+  }
+  return resent;
+}
+
+async function resend(
+  scope: HandlerScope,
+  args: { ref: ExecutionRef; jobId: string | null; now: Date },
+): Promise<boolean> {
+  const { trx } = scope;
+  const { ref } = args;
+  // Locked and re-checked: since the scan, its result may have come or a retry re-dispatched it.
+  const row = await lockExecution(trx, ref);
+  if (row === undefined || row.status !== "dispatched" || row.jobId !== args.jobId || row.jobId === null) {
+    return false;
+  }
+  if (row.dispatchedAt === null) return false;
+  const round = Math.floor((args.now.getTime() - row.dispatchedAt.getTime()) / (RESEND_AFTER_SECONDS * 1000));
+  if (round < 1) return false;
+  const batch = await loadBatchInfo(trx, row.batchId);
+  if (batch === undefined) return false;
+  const runbookVersion =
+    row.runbookVersion ??
+    (row.phaseExecutionId === null ? undefined : (await getPhase(trx, row.phaseExecutionId))?.runbookVersion);
+  if (runbookVersion === undefined) return false;
+  await resendWorkerJob(
+    scope,
+    {
+      ref,
+      row: { workerId: row.workerId, functionName: row.functionName, paramsJson: row.paramsJson },
+      jobId: row.jobId,
+      batchId: batch.id,
+      runbook: { runbookName: batch.runbookName, runbookVersion },
+    },
+    round,
+  );
+  scope.logger.warn(
+    { batchId: batch.id, kind: ref.kind, executionId: ref.id, jobId: row.jobId, round },
+    "job sent again: its execution has waited for a result since its dispatch",
+  );
+  return true;
+}
