@@ -70,6 +70,8 @@ export async function openDaprDrillStack(options: {
   readonly broker: DrillBroker;
   readonly dir: string;
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** Metadata of matoolkit-pubsub changed from the shipped file (a drill's own setting). */
+  readonly pubsubMetadata?: Readonly<Record<string, string>>;
 }): Promise<DaprDrillStack> {
   const { dir, env } = options;
   const binaries = requireRuntimeBinaries(env.MATOOLKIT_DAPR_VERSION?.trim() || "newest", env);
@@ -120,7 +122,10 @@ export async function openDaprDrillStack(options: {
         path.join(repoRoot, "dapr", "resources"),
       ],
       targetDir: resourcesDir,
-      overrides,
+      overrides: {
+        ...overrides,
+        "matoolkit-pubsub": { ...overrides["matoolkit-pubsub"], ...options.pubsubMetadata },
+      },
     });
     const appPort = await freePort();
     const logDir = path.join(dir, "daprd");
