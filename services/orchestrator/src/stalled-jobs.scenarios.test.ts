@@ -12,7 +12,7 @@ import {
   startHarness,
   type Harness,
 } from "../test/test-harness.ts";
-import { findStep, stepOf, stepsOf, type StepView } from "../test/test-queries.ts";
+import { findStep, secondsAfterDispatch, stepOf, stepsOf, type StepView } from "../test/test-queries.ts";
 
 /** A job message lost between the orchestrator's commit and the worker: sent again, run once. */
 let h: Harness;
@@ -25,8 +25,7 @@ afterAll(async () => {
   await h?.stop();
 });
 
-/** `seconds` after the step's dispatch: what the periodic reconcile's clock would read then. */
-const after = (step: StepView, seconds: number) => new Date(step.dispatchedAt!.getTime() + seconds * 1000);
+const after = secondsAfterDispatch;
 
 describe("stalled jobs", () => {
   it("a job that never reached its worker is sent again after RESEND_AFTER_SECONDS and runs once", async () => {

@@ -16,10 +16,10 @@ import {
   batchStatus,
   memberStatuses,
   phaseStatuses,
+  secondsAfterDispatch,
   stepOf,
   stepsOf,
   transitionsOf,
-  type StepView,
 } from "../test/test-queries.ts";
 
 /** Stuck executions (issue 3 item 8): dispatched, the worker never answers. */
@@ -33,8 +33,7 @@ afterAll(async () => {
   await h?.stop();
 });
 
-/** `seconds` after the step's dispatch: what the periodic reconcile's clock would read then. */
-const after = (step: StepView, seconds: number) => new Date(step.dispatchedAt!.getTime() + seconds * 1000);
+const after = secondsAfterDispatch;
 
 describe("stuck steps", () => {
   it("fail with worker.timeout after their timeout, are retried once, then fail the member", async () => {

@@ -3,6 +3,11 @@ import type { Db, EventEntity, InitExecution, StepExecution } from "@matoolkit/d
 /** Reads for scenario assertions: what an operator would see in the tables. */
 export type StepView = StepExecution & { readonly memberKey: string; readonly phaseName: string };
 
+/** `seconds` after the step's dispatch: what the periodic reconcile's clock would read then. */
+export function secondsAfterDispatch(step: StepView, seconds: number): Date {
+  return new Date(step.dispatchedAt!.getTime() + seconds * 1000);
+}
+
 /** Steps of a batch by phase order, member, then step index, with the member's key and phase name. */
 export async function stepsOf(db: Db, batchId: number): Promise<StepView[]> {
   return db
