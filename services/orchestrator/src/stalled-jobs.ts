@@ -2,7 +2,7 @@ import { getPhase, listWaitingInits, listWaitingSteps } from "@matoolkit/db";
 import { loadBatchInfo } from "./batch-info.ts";
 import type { HandlerScope, OrchestratorContext } from "./context.ts";
 import { lockExecution, type ExecutionRef } from "./executions.ts";
-import { inHandlerTransaction } from "./handler-transaction.ts";
+import { sweepCandidates, sweepEach } from "./execution-sweep.ts";
 import { resendWorkerJob } from "./outgoing.ts";
 import { DEFAULT_STEP_TIMEOUT_SECONDS } from "./stuck-executions.ts";
 
@@ -42,24 +42,12 @@ export async function resendStalledJobs(ctx: OrchestratorContext, now: Date): Pr
     listWaitingSteps(ctx.db, now, options),
     listWaitingInits(ctx.db, now, options),
   ]);
-  const candidates = [
-    ...steps.map((row) => ({ ref: { kind: "step", id: row.id } as const, jobId: row.jobId })),
-    ...inits.map((row) => ({ ref: { kind: "init", id: row.id } as const, jobId: row.jobId })),
-  ];
-  let resent = 0;
-  for (const candidate of candidates) {
-    try {
-      const sent = await inHandlerTransaction(ctx, (scope) => resend(scope, { ...candidate, now }));
-      if (sent) resent += 1;
-    } catch (error) {
-      // One execution that cannot be re-sent now must not hold back the others; the next pass tries again.
-      ctx.logger.error(
-        { kind: candidate.ref.kind, executionId: candidate.ref.id, err: (error as Error).name },
-        "stalled job not re-sent",
-      );
-    }
-  }
-  return resent;
+  return sweepEach(
+    ctx,
+    sweepCandidates(steps, inits),
+    (scope, candidate) => resend(scope, { ...candidate, now }),
+    "stalled job not re-sent",
+  );
 }
 
 async function resend(

@@ -2,20 +2,14 @@ import { listStuckInits, listStuckSteps } from "@matoolkit/db";
 import { reasonCodes } from "@matoolkit/domain";
 import { loadBatchInfo } from "./batch-info.ts";
 import type { HandlerScope, OrchestratorContext } from "./context.ts";
-import { inHandlerTransaction } from "./handler-transaction.ts";
-import { lockExecution, transitionExecution, type ExecutionRef } from "./executions.ts";
+import { sweepCandidates, sweepEach, type SweepCandidate } from "./execution-sweep.ts";
+import { lockExecution, transitionExecution } from "./executions.ts";
 import { handleFailedExecution } from "./failure.ts";
 
 /** A step without a YAML `timeout` waits this long for its worker's answer (issue 3: 1 h). */
 export const DEFAULT_STEP_TIMEOUT_SECONDS = 3600;
 /** Per call and table; the next reconcile pass takes the rest. */
 const MAX_PER_PASS = 500;
-
-interface Candidate {
-  readonly ref: ExecutionRef;
-  /** The attempt found stuck: a retry or a result since then makes this one moot. */
-  readonly jobId: string | null;
-}
 
 /**
  * Stuck executions (not in 000): a step or init `dispatched` with no result for longer than its
@@ -35,27 +29,18 @@ export async function timeOutStuckExecutions(ctx: OrchestratorContext, now: Date
     listStuckSteps(ctx.db, now, options),
     listStuckInits(ctx.db, now, options),
   ]);
-  const candidates: Candidate[] = [
-    ...steps.map((row) => ({ ref: { kind: "step", id: row.id } as const, jobId: row.jobId })),
-    ...inits.map((row) => ({ ref: { kind: "init", id: row.id } as const, jobId: row.jobId })),
-  ];
-  let timedOut = 0;
-  for (const candidate of candidates) {
-    try {
-      const failed = await inHandlerTransaction(ctx, (scope) => timeOut(scope, { candidate, now }));
-      if (failed) timedOut += 1;
-    } catch (error) {
-      // One execution that cannot be failed now must not hold back the others; the next pass retries it.
-      ctx.logger.error(
-        { kind: candidate.ref.kind, executionId: candidate.ref.id, err: (error as Error).name },
-        "stuck execution not timed out",
-      );
-    }
-  }
-  return timedOut;
+  return sweepEach(
+    ctx,
+    sweepCandidates(steps, inits),
+    (scope, candidate) => timeOut(scope, { candidate, now }),
+    "stuck execution not timed out",
+  );
 }
 
-async function timeOut(scope: HandlerScope, args: { candidate: Candidate; now: Date }): Promise<boolean> {
+async function timeOut(
+  scope: HandlerScope,
+  args: { candidate: SweepCandidate; now: Date },
+): Promise<boolean> {
   const { candidate, now } = args;
   const { trx } = scope;
   const { ref } = candidate;
