@@ -70,6 +70,16 @@ phases:
     expect(await resendStalledJobs(h.orchestrator, after(running, RESEND_AFTER_SECONDS + 1))).toBe(1);
     // The copy went out under an id of its own (the first id would be dropped as a duplicate).
     expect(await jobMessageIds(running)).toEqual([`job:${running.jobId}`, `job:${running.jobId}:resend-1`]);
+    // Once per interval: the same id again while the bus still drops it, nothing after that.
+    expect(await resendStalledJobs(h.orchestrator, after(running, RESEND_AFTER_SECONDS + 599))).toBe(1);
+    expect(await resendStalledJobs(h.orchestrator, after(running, RESEND_AFTER_SECONDS + 601))).toBe(0);
+    expect(await jobMessageIds(running)).toHaveLength(2);
+    expect(await resendStalledJobs(h.orchestrator, after(running, 2 * RESEND_AFTER_SECONDS + 1))).toBe(1);
+    expect(await jobMessageIds(running)).toEqual([
+      `job:${running.jobId}`,
+      `job:${running.jobId}:resend-1`,
+      `job:${running.jobId}:resend-2`,
+    ]);
     h.open("resend-running");
     await eventually(
       async () => stepOf(await stepsOf(h.db, batch.batchId), "m0@contoso.test", 0),

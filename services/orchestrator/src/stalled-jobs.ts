@@ -1,4 +1,5 @@
 import { getPhase, listWaitingInits, listWaitingSteps } from "@matoolkit/db";
+import { DEFAULT_DEDUPE_WINDOW_SECONDS } from "@matoolkit/runtime";
 import { loadBatchInfo } from "./batch-info.ts";
 import type { HandlerScope, OrchestratorContext } from "./context.ts";
 import { lockExecution, type ExecutionRef } from "./executions.ts";
@@ -20,7 +21,8 @@ const MAX_PER_PASS = 500;
 /**
  * Stalled jobs: a step or init `dispatched` for RESEND_AFTER_SECONDS or more with no result, and
  * still within its timeout, gets its job published again under a new message id per interval
- * (`job:<JobId>:resend-<n>`; the bus drops a second copy of an interval's id). A job message can
+ * (`job:<JobId>:resend-<n>`), once per interval: the reconcile passes of an interval's first
+ * 10 minutes (the bus's dedupe window) publish the same id, which the bus drops; later ones none. A job message can
  * be lost between the orchestrator's commit and the worker: a broker that acknowledged it without
  * a delivery (seen once on real daprd 1.18.1 with Redis Streams at 128 deliveries at once,
  * ARCHITECTURE.md "Hot path", sixth round), a Redis failover that drops entries not yet
@@ -30,7 +32,8 @@ const MAX_PER_PASS = 500;
  * Safe whatever became of the first message: the worker runs a JobId once (its idempotency key),
  * so a copy of a job that ran republishes the stored result (ignored if the result came), one
  * running elsewhere is left to it, and a copy of a job that never arrived runs it. Called by the
- * batch workflow's periodic reconcile with timeOutStuckExecutions. Returns how many it re-sent.
+ * batch workflow's periodic reconcile with timeOutStuckExecutions. Returns how many it published
+ * (a round's id again included).
  */
 export async function resendStalledJobs(ctx: OrchestratorContext, now: Date): Promise<number> {
   const options = {
@@ -62,8 +65,13 @@ async function resend(
     return false;
   }
   if (row.dispatchedAt === null) return false;
-  const round = Math.floor((args.now.getTime() - row.dispatchedAt.getTime()) / (RESEND_AFTER_SECONDS * 1000));
+  const waited = args.now.getTime() - row.dispatchedAt.getTime();
+  const round = Math.floor(waited / (RESEND_AFTER_SECONDS * 1000));
   if (round < 1) return false;
+  // Passes within the bus's dedupe window of the round's start publish the same id again, which
+  // the bus drops; later in the round they would not be dropped, so they send nothing: one copy
+  // per round (with the default window; a shorter one configured lets a second copy through).
+  if (waited - round * RESEND_AFTER_SECONDS * 1000 >= DEFAULT_DEDUPE_WINDOW_SECONDS * 1000) return false;
   const batch = await loadBatchInfo(trx, row.batchId);
   if (batch === undefined) return false;
   const runbookVersion =
