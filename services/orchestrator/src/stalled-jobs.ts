@@ -22,12 +22,13 @@ const MAX_PER_PASS = 500;
  * Stalled jobs: a step or init `dispatched` for RESEND_AFTER_SECONDS or more with no result, and
  * still within its timeout, gets its job published again under a new message id per interval
  * (`job:<JobId>:resend-<n>`), once per interval: the reconcile passes of an interval's first
- * 10 minutes (the bus's dedupe window) publish the same id, which the bus drops; later ones none. A job message can
- * be lost between the orchestrator's commit and the worker: a broker that acknowledged it without
- * a delivery (seen once on real daprd 1.18.1 with Redis Streams at 128 deliveries at once,
- * ARCHITECTURE.md "Hot path", sixth round), a Redis failover that drops entries not yet
- * replicated, a purged queue. Without this the execution waits out its whole timeout and then
- * fails with worker.timeout (a retry, or the member's rollback) for a job that never ran.
+ * 10 minutes (the bus's dedupe window) publish the same id, which the bus drops; later ones
+ * publish nothing. A job message can be lost between the orchestrator's commit and the worker: a
+ * broker that acknowledged it without a delivery (real daprd's HTTP app channel does, at times,
+ * for a delivery whose connection broke: `npm run drill dapr-app-channel`, ARCHITECTURE.md "Hot
+ * path", sixth round), a Redis failover that drops entries not yet replicated, a purged queue.
+ * Without this the execution waits out its whole timeout and then fails with worker.timeout (a
+ * retry, or the member's rollback) for a job that never ran.
  *
  * Safe whatever became of the first message: the worker runs a JobId once (its idempotency key),
  * so a copy of a job that ran republishes the stored result (ignored if the result came), one
