@@ -91,7 +91,8 @@ export async function startOrchestratorService(options: OrchestratorOptions): Pr
   const logger = options.logger.child({ service: "orchestrator" });
   const now = options.now ?? (() => new Date());
   // The host's periodic reconcile also fails steps stuck in `dispatched` past their timeout
-  // (worker.timeout) and sends the jobs of those waiting long again; it needs the context, which needs the host: hence the late binding.
+  // (worker.timeout) and sends the jobs of those waiting long again; it needs the context, which
+  // needs the host: hence the late binding.
   const late: { context?: OrchestratorContext } = {};
   const host =
     options.workflows === undefined
