@@ -2,7 +2,7 @@ import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedBatch, stepRow, stepThrough } from "../test/test-fixtures.ts";
 import type { Db } from "./connection.ts";
-import { skipSteps } from "./step-progression.repository.ts";
+import { dispatchSteps, skipSteps, succeedSteps } from "./step-progression.repository.ts";
 import { insertSteps, listStepsByPhase } from "./steps.repository.ts";
 
 let testDb: TestDatabase;
@@ -68,5 +68,47 @@ describe("skipSteps (issue 30)", () => {
     // A second delivery skips nothing again.
     expect(await skipSteps(db, [{ id: a!.id, reason: "again" }])).toEqual([]);
     expect(await skipSteps(db, [])).toEqual([]);
+  });
+});
+
+describe("succeedSteps with two results of one step in one call", () => {
+  it("moves the step by the result of its current job, whichever comes first; the stale one changes nothing", async () => {
+    const seeded = await seedBatch(db, 2);
+    await insertSteps(
+      db,
+      seeded.members.map((member) => stepRow(seeded, member, 0)),
+    );
+    const [a, b] = await listStepsByPhase(db, seeded.phase.id);
+    const dispatchedAt = new Date();
+    for (const step of [a!, b!]) {
+      await dispatchSteps(db, [
+        { id: step.id, jobId: `step-${step.id}-poll-1`, functionName: "Set-Thing", paramsJson: {}, dispatchedAt },
+      ]);
+    }
+    const completedAt = new Date();
+    const stale = (id: number) => ({ id, jobId: `step-${id}`, result: { from: "stale" }, completedAt });
+    const current = (id: number) => ({ id, jobId: `step-${id}-poll-1`, result: { from: "current" }, completedAt });
+
+    // A stale job's result first for a, last for b: both steps succeed with the current result.
+    const moved = await succeedSteps(db, [stale(a!.id), current(a!.id), current(b!.id), stale(b!.id)]);
+
+    expect(moved.map((step) => [step.id, step.status, step.resultJson])).toEqual([
+      [a!.id, "succeeded", { from: "current" }],
+      [b!.id, "succeeded", { from: "current" }],
+    ]);
+    const events = await db
+      .selectFrom("events")
+      .select(["entityId", "fromStatus", "toStatus"])
+      .where("entity", "=", "step")
+      .where("toStatus", "=", "succeeded")
+      .where("batchId", "=", seeded.batch.id)
+      .orderBy("entityId")
+      .execute();
+    expect(events).toEqual([
+      { entityId: a!.id, fromStatus: "dispatched", toStatus: "succeeded" },
+      { entityId: b!.id, fromStatus: "dispatched", toStatus: "succeeded" },
+    ]);
+    // Given again (a redelivery), neither result moves it a second time.
+    expect(await succeedSteps(db, [current(a!.id), stale(a!.id)])).toEqual([]);
   });
 });

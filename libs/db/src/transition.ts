@@ -85,7 +85,9 @@ export interface TransitionInputRow {
  * results, a batch of dispatches): the rows travel as one jsonb parameter, are typed by
  * `jsonb_to_recordset`, joined to the table by id, and guarded exactly as `applyTransition` guards
  * (status in `from`, and the expected job id where one is given). Rows whose guard fails are left
- * alone and not returned; an id given twice moves once.
+ * alone and not returned; an id given twice moves once, with the values of its first input row
+ * whose guard holds. The rows are locked before the job guard is tested, so it is tested on the
+ * committed job id of a row a concurrent transaction had just moved.
  *
  * `columns`: the per-row columns and their SQL types, e.g. `{ result_json: "jsonb" }`.
  */
@@ -99,11 +101,13 @@ export async function applyTransitionEach<Row>(
   const table = sql.table(transition.table);
   const fromStates = sql.join(transition.from.map((state) => sql`${state}::text`));
   const perRow = Object.entries(columns);
+  // `pos`: which of an id's input rows moves it (the first whose guard holds), see `chosen` below.
   const input = JSON.stringify(
-    rows.map((row) => ({ id: row.id, expected_job_id: row.expectedJobId ?? null, ...row.values })),
+    rows.map((row, pos) => ({ id: row.id, pos, expected_job_id: row.expectedJobId ?? null, ...row.values })),
   );
   const recordType = sql.join([
     sql`id bigint`,
+    sql`pos int`,
     sql`expected_job_id text`,
     ...perRow.map(([column, type]) => sql`${sql.id(column)} ${sql.raw(type)}`),
   ]);
@@ -115,24 +119,29 @@ export async function applyTransitionEach<Row>(
 
   const result = await sql<Record<string, unknown>>`
     WITH input AS (
-      SELECT DISTINCT ON (id) * FROM jsonb_to_recordset(${input}::jsonb) AS input(${recordType})
-      ORDER BY id
+      SELECT * FROM jsonb_to_recordset(${input}::jsonb) AS input(${recordType})
     ), previous AS (
-      SELECT t.id, t.status FROM ${table} AS t
-      JOIN input ON input.id = t.id
-      -- The ids as an array too: PostgreSQL then reads the rows by primary key. Joined to the
+      SELECT t.id, t.status, t.job_id FROM ${table} AS t
+      -- The ids as an array: PostgreSQL then reads the rows by primary key. Joined to the
       -- function's rows alone (estimated at 100), it hashed them and read the whole table for
       -- every batch: 4 ms at 10,000 steps on bench:orchestrator, growing with the table.
       WHERE t.id = ANY (ARRAY(SELECT id FROM input))
         AND t.status IN (${fromStates})
-        AND (input.expected_job_id IS NULL OR t.job_id = input.expected_job_id)
       ORDER BY t.id
       FOR NO KEY UPDATE OF t
+    ), chosen AS (
+      -- An id given twice (two results of one step taken together: a stale job's and the current
+      -- one's) moves once, by its first input row whose guard holds on the locked row, not by
+      -- whichever row came first: a stale result must not hide the current one.
+      SELECT DISTINCT ON (previous.id) previous.id, previous.status, input.pos
+      FROM previous JOIN input ON input.id = previous.id
+      WHERE input.expected_job_id IS NULL OR previous.job_id = input.expected_job_id
+      ORDER BY previous.id, input.pos
     ), updated AS (
       UPDATE ${table} AS target SET ${setList}
-      FROM previous JOIN input ON input.id = previous.id
-      WHERE target.id = previous.id AND target.status IN (${fromStates})
-      RETURNING target.*, previous.status AS previous_status
+      FROM chosen JOIN input ON input.pos = chosen.pos
+      WHERE target.id = chosen.id AND target.status IN (${fromStates})
+      RETURNING target.*, chosen.status AS previous_status
     ), logged AS (${logEvents(transition)})
     SELECT * FROM updated ORDER BY id
   `.execute(db);
