@@ -82,12 +82,23 @@ describe("succeedSteps with two results of one step in one call", () => {
     const dispatchedAt = new Date();
     for (const step of [a!, b!]) {
       await dispatchSteps(db, [
-        { id: step.id, jobId: `step-${step.id}-poll-1`, functionName: "Set-Thing", paramsJson: {}, dispatchedAt },
+        {
+          id: step.id,
+          jobId: `step-${step.id}-poll-1`,
+          functionName: "Set-Thing",
+          paramsJson: {},
+          dispatchedAt,
+        },
       ]);
     }
     const completedAt = new Date();
     const stale = (id: number) => ({ id, jobId: `step-${id}`, result: { from: "stale" }, completedAt });
-    const current = (id: number) => ({ id, jobId: `step-${id}-poll-1`, result: { from: "current" }, completedAt });
+    const current = (id: number) => ({
+      id,
+      jobId: `step-${id}-poll-1`,
+      result: { from: "current" },
+      completedAt,
+    });
 
     // A stale job's result first for a, last for b: both steps succeed with the current result.
     const moved = await succeedSteps(db, [stale(a!.id), current(a!.id), current(b!.id), stale(b!.id)]);

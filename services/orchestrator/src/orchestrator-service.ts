@@ -18,6 +18,7 @@ import {
   type Logger,
   type MessageBus,
   type Metrics,
+  type TakeDeliveries,
   type WorkflowEngine,
 } from "@matoolkit/runtime";
 import type { HandlerScope, OrchestratorContext } from "./context.ts";
@@ -148,10 +149,21 @@ export async function startOrchestratorService(options: OrchestratorOptions): Pr
       }
     },
   });
-  await options.bus.subscribe(
-    { ...workerResultsSubscription, concurrency: Math.max(concurrency, RESULTS_IN_FLIGHT) },
-    (delivery) => results.submit(parseResult(delivery)),
-  );
+  const oneResult = (delivery: Delivery): Promise<void> => results.submit(parseResult(delivery));
+  if (options.bus.consumeInTransaction === undefined) {
+    await options.bus.subscribe(
+      { ...workerResultsSubscription, concurrency: Math.max(concurrency, RESULTS_IN_FLIGHT) },
+      oneResult,
+    );
+  } else {
+    // The embedded bus hands a batch of results out inside their transaction: taken, applied and
+    // removed from the queue in one commit (issue 29; no fetch marking them taken, no delete after).
+    await options.bus.consumeInTransaction(
+      { ...workerResultsSubscription, batchSize: RESULTS_PER_TRANSACTION },
+      (take) => takeWorkerResults(ctx, take, stepResults),
+      oneResult,
+    );
+  }
   // Webhook notifications (issue 12): the notifications topic, on its own subscription.
   const notifier = await startNotifier(
     {
@@ -206,6 +218,27 @@ function parseResult(delivery: Delivery): WorkerResultMessage {
   const parsed = workerResultMessageSchema.safeParse(delivery.body);
   if (!parsed.success) throw new InvalidMessageError("worker result", parsed.error);
   return parsed.data;
+}
+
+/**
+ * One batch of results taken inside their transaction (MessageBus.consumeInTransaction): the
+ * deliveries parsed there, so a malformed one fails the batch and is then dead-lettered alone
+ * on the one-by-one path (with the others through it as well).
+ */
+async function takeWorkerResults(
+  ctx: OrchestratorContext,
+  take: TakeDeliveries,
+  stepResults: Metrics["stepResults"],
+): Promise<void> {
+  const batch = await inHandlerTransaction(ctx, async (scope) => {
+    const taken = (await take(scope.trx)).map(parseResult);
+    if (taken.length > 0) await handleWorkerResults(scope, taken);
+    return taken;
+  });
+  for (const result of batch) {
+    const { outcome, reasonCode } = resultOutcome(result);
+    stepResults.inc({ outcome, reason_code: reasonCode });
+  }
 }
 
 /** One transaction for the results, then the completion checks they asked for. */

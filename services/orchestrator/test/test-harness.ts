@@ -92,7 +92,7 @@ export interface HarnessOptions {
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const database: TestDatabase = await createTestDatabase();
   const secrets = options.secrets ?? new SecretKeyring(secretKeyOf(randomBytes(32)));
-  const logger = createLogger({ level: "silent", name: "test" });
+  const logger = createLogger({ level: (process.env.TEST_LOG_LEVEL ?? "silent") as "silent", name: "test" });
   // The services get a pool of their own, sized like a service's: the relay needs two connections
   // per pass and the orchestrator one per concurrent handler.
   const serviceDb = createDb({ connectionString: database.url, maxConnections: 20 });

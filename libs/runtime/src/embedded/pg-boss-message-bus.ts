@@ -1,6 +1,7 @@
 import type { DatabasePassword } from "@matoolkit/db";
 import { toSafeError } from "@matoolkit/domain";
 import type PgBoss from "pg-boss";
+import { z } from "zod";
 import type { Logger } from "../logger.ts";
 import { startPgListener } from "../pg-listener.ts";
 import { DeliveryDeferredError } from "../ports/index.ts";
@@ -11,6 +12,8 @@ import type {
   MessageBus,
   OutgoingMessage,
   Subscription,
+  TransactionalBatchHandler,
+  TransactionalSubscription,
 } from "../ports/index.ts";
 import { busTuningSchema } from "./bus-tuning.ts";
 import type { BusTuning } from "./bus-tuning.ts";
@@ -22,7 +25,9 @@ import { deleteExpiredDedupeKeys, busNotifyChannel, publishMessages } from "./pu
 import type { PublishOutcome } from "./publish-message.ts";
 import type { QueueConsumer } from "./queue-consumer.ts";
 import { readDeadLetters } from "./read-dead-letters.ts";
-import { declareSubscription, registerSubscription } from "./register-subscription.ts";
+import { declareSubscription, registerSubscription, toDelivery } from "./register-subscription.ts";
+import { startJobsAgain, takeJobs } from "./take-jobs.ts";
+import { startTransactionalConsumer } from "./transactional-consumer.ts";
 import { settleDeliveries, type DeliveryTickets, type SettleItem } from "./settle-deliveries.ts";
 import type { AnyKysely } from "../any-kysely.ts";
 
@@ -38,6 +43,8 @@ export interface PgBossMessageBusOptions extends BusTuning {
 }
 
 const dedupeSweepEveryMs = 5 * 60_000;
+/** A transactional batch: at least one message, at most what one statement should carry. */
+const transactionalBatchSize = z.number().int().min(1).max(1000);
 /** Concurrent `publish` calls flushed in one transaction at most (statements stay small). */
 const maxPublishGroup = 500;
 
@@ -123,6 +130,48 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
     one: async (message) => (await publishMessages(publishContext, [message]))[0]!,
   });
 
+  /** The bus's own log line for a failed delivery; the error goes on to the queue consumer. */
+  const logFailures =
+    (subscription: Subscription, handler: DeliveryHandler): DeliveryHandler =>
+    async (delivery) => {
+      try {
+        await handler(delivery);
+      } catch (error) {
+        if (error instanceof DeliveryDeferredError) {
+          // A normal stop (the process is shutting down): the message goes back, nothing failed.
+          logger.info(
+            { messageId: delivery.id, subscription: subscription.name, reason: "delivery.deferred" },
+            `delivery handed back: ${error.message}`,
+          );
+          throw error;
+        }
+        const safe = toSafeError(error);
+        logger.warn(
+          {
+            messageId: delivery.id,
+            topic: delivery.topic,
+            subscription: subscription.name,
+            deliveryCount: delivery.deliveryCount,
+            reason: safe.reason,
+          },
+          `delivery failed: ${safe.message}`,
+        );
+        throw error;
+      }
+    };
+
+  /** Woken by NOTIFYs of its queue, stopped with the bus. */
+  const keep = async (queue: string, consumer: QueueConsumer): Promise<void> => {
+    if (stopped) {
+      // stop() ran while the subscription was being set up: it must not deliver anything.
+      await consumer.stop();
+      throw new Error("The message bus is stopped");
+    }
+    const set = consumers.get(queue) ?? new Set<QueueConsumer>();
+    set.add(consumer);
+    consumers.set(queue, set);
+  };
+
   return {
     async publish(message: OutgoingMessage) {
       // Checked before joining a group: a malformed message fails its own caller, not the group.
@@ -172,48 +221,50 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
 
     async subscribe(subscription: Subscription, handler: DeliveryHandler) {
       if (stopped) throw new Error("The message bus is stopped");
-      const consumer = await registerSubscription({
+      const registered = await registerSubscription({
         boss,
         db,
         logger,
         tuning,
         subscription,
         tickets,
-        handler: async (delivery) => {
-          try {
-            await handler(delivery);
-          } catch (error) {
-            if (error instanceof DeliveryDeferredError) {
-              // A normal stop (the process is shutting down): the message goes back, nothing failed.
-              logger.info(
-                { messageId: delivery.id, subscription: subscription.name, reason: "delivery.deferred" },
-                `delivery handed back: ${error.message}`,
-              );
-              throw error;
-            }
-            const safe = toSafeError(error);
-            logger.warn(
-              {
-                messageId: delivery.id,
-                topic: delivery.topic,
-                subscription: subscription.name,
-                deliveryCount: delivery.deliveryCount,
-                reason: safe.reason,
-              },
-              `delivery failed: ${safe.message}`,
-            );
-            throw error;
-          }
-        },
+        handler: logFailures(subscription, handler),
       });
-      if (stopped) {
-        // stop() ran while the subscription was being set up: it must not deliver anything.
-        await consumer.consumer.stop();
-        throw new Error("The message bus is stopped");
-      }
-      const set = consumers.get(consumer.queue) ?? new Set<QueueConsumer>();
-      set.add(consumer.consumer);
-      consumers.set(consumer.queue, set);
+      await keep(registered.queue, registered.consumer);
+    },
+
+    async consumeInTransaction(
+      subscription: TransactionalSubscription,
+      handleBatch: TransactionalBatchHandler,
+      fallback: DeliveryHandler,
+    ) {
+      if (stopped) throw new Error("The message bus is stopped");
+      const batchSize = transactionalBatchSize.parse(subscription.batchSize);
+      // The subscription as `subscribe` declares it, and its consumer, which fetches nothing: it
+      // runs a failed batch's messages one by one (startJobsAgain), with pg-boss's retries.
+      const registered = await registerSubscription({
+        boss,
+        db,
+        logger,
+        tuning,
+        subscription: { ...subscription, concurrency: batchSize },
+        tickets,
+        handler: logFailures(subscription, fallback),
+        fetches: false,
+      });
+      const { queue } = registered;
+      const consumer = startTransactionalConsumer({
+        queue,
+        batchSize,
+        pollIntervalMs: tuning.pollingIntervalSeconds * 1000,
+        logger,
+        handleBatch,
+        take: (trx, limit) => takeJobs(trx, queue, limit),
+        toDelivery,
+        startAgain: (ids) => startJobsAgain(db, queue, ids),
+        fallback: registered.consumer,
+      });
+      await keep(queue, consumer);
     },
 
     deadLetters(subscription: Pick<Subscription, "topic" | "name">): Promise<DeadLetter[]> {

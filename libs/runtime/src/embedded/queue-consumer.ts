@@ -4,6 +4,8 @@ import { bossSchema } from "./bus-tables.ts";
 import { createGroupCommit } from "./group-commit.ts";
 
 export type BossJob = PgBoss.JobWithMetadata<unknown>;
+/** What a consumer uses of a job: pg-boss's fetch returns more (BossJob), a transactional take this. */
+export type QueueJob = Pick<BossJob, "id" | "data" | "retryCount">;
 
 export interface QueueConsumerOptions {
   readonly boss: PgBoss;
@@ -19,15 +21,26 @@ export interface QueueConsumerOptions {
    * Resolves "done": the consumer deletes the job; "acknowledged": the handler deleted it already
    * (MessageBus.settleDelivery). Throws: the job fails with `failureOutput(error)`.
    */
-  readonly handle: (job: BossJob) => Promise<"done" | "acknowledged">;
-  readonly failureOutput: (error: unknown, job: BossJob) => object;
+  readonly handle: (job: QueueJob) => Promise<"done" | "acknowledged">;
+  readonly failureOutput: (error: unknown, job: QueueJob) => object;
   /** A failure retrying cannot fix (a malformed message): dead-letter it now, not after 10 tries. */
   readonly isPoison?: (error: unknown) => boolean;
+  /**
+   * false: never fetch; run only the jobs handed to `runJobs` (a transactional consumer's
+   * fallback, take-jobs.ts). Default true.
+   */
+  readonly fetches?: boolean;
 }
 
 export interface QueueConsumer {
   /** Fetch now rather than at the next poll. */
   wake(): void;
+  /**
+   * Runs jobs already marked `active` (startJobsAgain) as fetched ones run, beside the fetched
+   * ones; resolves once each one's outcome is recorded. Refused once stopping: they stay active
+   * and pg-boss's maintenance puts them back when their lock expires.
+   */
+  runJobs(jobs: readonly QueueJob[]): Promise<void>;
   /** Fetches nothing more and resolves once the handlers already running have finished. */
   stop(): Promise<void>;
 }
@@ -121,7 +134,7 @@ export function startQueueConsumer(options: QueueConsumerOptions): QueueConsumer
       interruptSleep = done;
     });
 
-  const record = async (job: BossJob, failure: { error: unknown } | undefined): Promise<void> => {
+  const record = async (job: QueueJob, failure: { error: unknown } | undefined): Promise<void> => {
     try {
       if (failure === undefined) await completions.submit(job.id);
       else {
@@ -136,7 +149,7 @@ export function startQueueConsumer(options: QueueConsumerOptions): QueueConsumer
     }
   };
 
-  const run = async (job: BossJob): Promise<void> => {
+  const run = async (job: QueueJob): Promise<void> => {
     const renew = setInterval(
       () => {
         boss
@@ -158,11 +171,20 @@ export function startQueueConsumer(options: QueueConsumerOptions): QueueConsumer
     if (!acknowledged) await record(job, failure);
   };
 
+  const track = (job: QueueJob): Promise<void> => {
+    const running: Promise<void> = run(job).finally(() => {
+      inFlight.delete(running);
+      signal();
+    });
+    inFlight.add(running);
+    return running;
+  };
+
   const loop = async (): Promise<void> => {
     while (!stopping) {
       const free = concurrency - inFlight.size;
       const now = Date.now();
-      if (!shouldFetch(free, now)) {
+      if (options.fetches === false || !shouldFetch(free, now)) {
         await sleep(free, now);
         continue;
       }
@@ -171,13 +193,7 @@ export function startQueueConsumer(options: QueueConsumerOptions): QueueConsumer
       try {
         const jobs = await boss.fetch<unknown>(queue, { batchSize: free, includeMetadata: true });
         backlog = jobs.length >= free;
-        for (const job of jobs) {
-          const running: Promise<void> = run(job).finally(() => {
-            inFlight.delete(running);
-            signal();
-          });
-          inFlight.add(running);
-        }
+        for (const job of jobs) track(job);
       } catch (error) {
         logger.warn({ err: error, queue }, "fetch failed");
       }
@@ -188,6 +204,10 @@ export function startQueueConsumer(options: QueueConsumerOptions): QueueConsumer
 
   return {
     wake,
+    async runJobs(jobs) {
+      if (stopping) throw new Error(`The consumer of ${queue} is stopping`);
+      await Promise.all(jobs.map(track));
+    },
     async stop() {
       stopping = true;
       signal();

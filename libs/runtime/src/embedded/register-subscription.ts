@@ -4,7 +4,7 @@ import type PgBoss from "pg-boss";
 import { z } from "zod";
 import type { Logger } from "../logger.ts";
 import { MAX_DELIVERY_ATTEMPTS } from "../ports/index.ts";
-import type { DeliveryHandler, Subscription } from "../ports/index.ts";
+import type { Delivery, DeliveryHandler, Subscription } from "../ports/index.ts";
 import { busSchema } from "./bus-tables.ts";
 import type { ResolvedBusTuning } from "./bus-tuning.ts";
 import { messageEnvelopeSchema, topicSchema } from "./message-envelope.ts";
@@ -12,7 +12,7 @@ import type { FailureOutput } from "./message-envelope.ts";
 import { startQueueConsumer } from "./queue-consumer.ts";
 import { setQueueFillFactor } from "./queue-fill-factor.ts";
 import type { DeliveryTicket, DeliveryTickets } from "./settle-deliveries.ts";
-import type { BossJob, QueueConsumer } from "./queue-consumer.ts";
+import type { QueueConsumer, QueueJob } from "./queue-consumer.ts";
 import { assertSubscriptionName, deadLetterQueue, subscriptionQueue } from "./queue-names.ts";
 import type { AnyKysely } from "../any-kysely.ts";
 
@@ -32,6 +32,8 @@ export interface RegisterSubscriptionInput {
   readonly handler: DeliveryHandler;
   /** Where the deliveries' jobs are noted, for `MessageBus.settleDelivery` (settle-deliveries.ts). */
   readonly tickets?: DeliveryTickets;
+  /** false: the consumer runs only the jobs handed to it (QueueConsumerOptions.fetches). */
+  readonly fetches?: boolean;
 }
 
 /**
@@ -86,6 +88,7 @@ export async function registerSubscription(
     pollIntervalMs: tuning.pollingIntervalSeconds * 1000,
     lockSeconds: tuning.lockSeconds,
     logger: input.logger,
+    ...(input.fetches === undefined ? {} : { fetches: input.fetches }),
     handle: async (job) => {
       const delivery = toDelivery(job);
       const ticket: DeliveryTicket = { queue, jobId: job.id, state: "open" };
@@ -108,7 +111,8 @@ export async function registerSubscription(
   return { queue, consumer };
 }
 
-function toDelivery(job: BossJob) {
+/** The delivery a job of a subscription queue stands for; a non-retriable error if unreadable. */
+export function toDelivery(job: QueueJob): Delivery {
   const parsed = messageEnvelopeSchema.safeParse(job.data);
   if (!parsed.success) {
     throw new MatoolkitError(reasonCodes.messageInvalid, "The stored message envelope is unreadable", {

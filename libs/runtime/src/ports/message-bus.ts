@@ -70,6 +70,24 @@ export interface DeliverySettlement {
   readonly messages: readonly OutgoingMessage[];
 }
 
+/**
+ * Takes up to the subscription's batch size of due messages INSIDE the caller's open transaction
+ * `trx` and hands them out: they are consumed when `trx` commits and are all still queued, as if
+ * never taken, when it rolls back. At most one call per batch.
+ */
+export type TakeDeliveries = (trx: AnyKysely) => Promise<readonly Delivery[]>;
+
+/**
+ * One batch of `MessageBus.consumeInTransaction`: open a transaction, `take` in it, handle what it
+ * returned, commit. Throwing (before or after the commit) ends the batch; see consumeInTransaction.
+ */
+export type TransactionalBatchHandler = (take: TakeDeliveries) => Promise<void>;
+
+export interface TransactionalSubscription extends Subscription {
+  /** Messages taken in one transaction at most. */
+  readonly batchSize: number;
+}
+
 export interface MessageBus {
   publish(message: OutgoingMessage): Promise<void>;
   /**
@@ -101,6 +119,26 @@ export interface MessageBus {
    * delivery this bus did not hand out (the caller records and publishes the usual way).
    */
   readonly settleDelivery?: (settlement: DeliverySettlement) => Promise<boolean>;
+  /**
+   * Offered only by a bus that lives in the caller's database (the embedded one): consumes the
+   * subscription batch by batch, each batch removed from its queue by the statement that hands it
+   * out, in the handler's own transaction (issue 29: no separate fetch that marks the messages
+   * taken and no separate acknowledgement; the messages and the work they cause commit together,
+   * exactly once). One batch at a time per call; the next one starts when messages are
+   * published, when the last batch was full, or at the polling interval.
+   *
+   * A batch whose handler throws after taking messages hands each of them, if still queued (a
+   * rollback), to `fallback` one by one with the guarantees of `subscribe`: redelivery, its
+   * delivery count, the dead letter after MAX_DELIVERY_ATTEMPTS, at once for a non-retriable
+   * error. So one bad message fails alone and the others go through. A throw after the commit
+   * redelivers nothing: the messages are consumed, as after a crash at that moment.
+   * Callers subscribe the usual way where the bus does not offer it (Dapr).
+   */
+  readonly consumeInTransaction?: (
+    subscription: TransactionalSubscription,
+    handleBatch: TransactionalBatchHandler,
+    fallback: DeliveryHandler,
+  ) => Promise<void>;
   /**
    * Creates the subscription durably without consuming it, as infrastructure does for Service
    * Bus (Bicep) or Dapr (declarative subscriptions): messages published from then on wait for a

@@ -2,11 +2,14 @@ import { toSafeError, routingProperties } from "@matoolkit/domain";
 import { context, SpanKind, SpanStatusCode, trace, type Context, type Span } from "@opentelemetry/api";
 import type { AnyKysely } from "../any-kysely.ts";
 import type {
+  Delivery,
   DeliveryHandler,
   DeliverySettlement,
   MessageBus,
   OutgoingMessage,
   Subscription,
+  TransactionalBatchHandler,
+  TransactionalSubscription,
 } from "../ports/index.ts";
 import { DeliveryDeferredError } from "../ports/index.ts";
 import { processMetrics, type Metrics } from "./metrics.ts";
@@ -95,47 +98,56 @@ export function instrumentMessageBus<B extends MessageBus>(bus: B, options: Inst
     }
   };
 
+  /** The queue lag and timer lag of a first delivery (a redelivery's wait is the retry delay, not lag). */
+  const observeLag = (subscription: Subscription, delivery: Delivery, active: Context): void => {
+    if (delivery.deliveryCount !== 1) return;
+    const now = Date.now();
+    const dueAt = timeProperty(delivery.properties, telemetryProperties.dueAt);
+    const publishedAt =
+      timeProperty(delivery.properties, telemetryProperties.publishedAt) ?? publishedAtOf(active);
+    const since = [publishedAt, dueAt].flatMap((time) => (time === undefined ? [] : [time.getTime()]));
+    if (since.length > 0) {
+      metrics.messageAge.observe(
+        { topic: delivery.topic, subscription: subscription.name },
+        Math.max(0, now - Math.max(...since)) / 1000,
+      );
+    }
+    if (dueAt !== undefined) {
+      metrics.timerLag.observe(
+        { message_type: delivery.properties[routingProperties.messageType] ?? "unknown" },
+        Math.max(0, now - dueAt.getTime()) / 1000,
+      );
+    }
+  };
+
+  /** The delivery's `<topic> process` span, child of the trace the message carries; and its lag. */
+  const startProcess = (subscription: Subscription, delivery: Delivery): { span: Span; parent: Context } => {
+    const active = context.active();
+    const parent: Context =
+      delivery.properties[telemetryProperties.traceparent] === undefined
+        ? active
+        : traceContextOf(delivery.properties);
+    observeLag(subscription, delivery, active);
+    const span = matoolkitTracer().startSpan(
+      `${delivery.topic} process`,
+      {
+        kind: SpanKind.CONSUMER,
+        attributes: {
+          ...common(options.system, delivery.topic, delivery.id, delivery.properties),
+          [attributes.operationType]: "process",
+          [attributes.operationName]: "process",
+          [attributes.consumerGroup]: subscription.name,
+          [attributes.deliveryCount]: delivery.deliveryCount,
+        },
+      },
+      parent,
+    );
+    return { span, parent };
+  };
+
   const traced = (subscription: Subscription, handler: DeliveryHandler): DeliveryHandler => {
     return async (delivery) => {
-      const active = context.active();
-      const parent: Context =
-        delivery.properties[telemetryProperties.traceparent] === undefined
-          ? active
-          : traceContextOf(delivery.properties);
-      if (delivery.deliveryCount === 1) {
-        // Only a first delivery: a redelivery's wait is the retry delay, not lag.
-        const now = Date.now();
-        const dueAt = timeProperty(delivery.properties, telemetryProperties.dueAt);
-        const publishedAt =
-          timeProperty(delivery.properties, telemetryProperties.publishedAt) ?? publishedAtOf(active);
-        const since = [publishedAt, dueAt].flatMap((time) => (time === undefined ? [] : [time.getTime()]));
-        if (since.length > 0) {
-          metrics.messageAge.observe(
-            { topic: delivery.topic, subscription: subscription.name },
-            Math.max(0, now - Math.max(...since)) / 1000,
-          );
-        }
-        if (dueAt !== undefined) {
-          metrics.timerLag.observe(
-            { message_type: delivery.properties[routingProperties.messageType] ?? "unknown" },
-            Math.max(0, now - dueAt.getTime()) / 1000,
-          );
-        }
-      }
-      const span = matoolkitTracer().startSpan(
-        `${delivery.topic} process`,
-        {
-          kind: SpanKind.CONSUMER,
-          attributes: {
-            ...common(options.system, delivery.topic, delivery.id, delivery.properties),
-            [attributes.operationType]: "process",
-            [attributes.operationName]: "process",
-            [attributes.consumerGroup]: subscription.name,
-            [attributes.deliveryCount]: delivery.deliveryCount,
-          },
-        },
-        parent,
-      );
+      const { span, parent } = startProcess(subscription, delivery);
       try {
         await context.with(trace.setSpan(parent, span), () => handler(delivery));
       } catch (error) {
@@ -147,6 +159,27 @@ export function instrumentMessageBus<B extends MessageBus>(bus: B, options: Inst
       }
     };
   };
+
+  /**
+   * A transactional batch: a process span per message taken, ended with the batch (failed with it
+   * if it throws; its messages then come again through `fallback`, traced as deliveries).
+   */
+  const tracedBatch =
+    (subscription: Subscription, handleBatch: TransactionalBatchHandler): TransactionalBatchHandler =>
+    async (take) => {
+      const spans: Span[] = [];
+      try {
+        await handleBatch(async (trx) => {
+          const deliveries = await take(trx);
+          for (const delivery of deliveries) spans.push(startProcess(subscription, delivery).span);
+          return deliveries;
+        });
+      } catch (error) {
+        finish(spans, error);
+        throw error;
+      }
+      finish(spans);
+    };
 
   return {
     ...bus,
@@ -214,6 +247,20 @@ export function instrumentMessageBus<B extends MessageBus>(bus: B, options: Inst
         }),
     subscribe: (subscription: Subscription, handler: DeliveryHandler) =>
       bus.subscribe(subscription, traced(subscription, handler)),
+    ...(bus.consumeInTransaction === undefined
+      ? {}
+      : {
+          consumeInTransaction: (
+            subscription: TransactionalSubscription,
+            handleBatch: TransactionalBatchHandler,
+            fallback: DeliveryHandler,
+          ) =>
+            bus.consumeInTransaction!(
+              subscription,
+              tracedBatch(subscription, handleBatch),
+              traced(subscription, fallback),
+            ),
+        }),
   };
 }
 

@@ -181,6 +181,59 @@ describe("trace context of a settled delivery", () => {
   });
 });
 
+describe("trace context of messages taken in a transaction (consumeInTransaction)", () => {
+  it("gives each message taken a process span under its publish, failed with a failed batch; the fallback's delivery is traced too", async () => {
+    const subscription = `trx-${randomUUID().slice(0, 8)}`;
+    const [good, bad] = [`good-${randomUUID()}`, `bad-${randomUUID()}`];
+    const fallbackSpans = new Map<string, string | undefined>();
+    await bus.consumeInTransaction!(
+      { topic: topics.workerJobs, name: subscription, filter: { WorkerId: subscription }, batchSize: 10 },
+      async (take) => {
+        await database.db.transaction().execute(async (trx) => {
+          const taken = await take(trx);
+          if (taken.some((delivery) => delivery.id === bad)) throw new Error("the batch fails");
+        });
+      },
+      async (delivery) => void fallbackSpans.set(delivery.id, trace.getActiveSpan()?.spanContext().spanId),
+    );
+    const publisher = matoolkitTracer().startSpan("publisher");
+    await context.with(trace.setSpan(context.active(), publisher), () =>
+      bus.publish({ id: good, topic: topics.workerJobs, properties: { WorkerId: subscription }, body: {} }),
+    );
+    publisher.end();
+    const processSpans = (id: string) =>
+      tracing
+        .spans()
+        .filter(
+          (span) =>
+            span.name === `${topics.workerJobs} process` && span.attributes["messaging.message.id"] === id,
+        );
+    await expect.poll(() => processSpans(good).length).toBe(1);
+    expect(tracing.ancestry(processSpans(good)[0]!).map((span) => span.name)).toEqual([
+      `${topics.workerJobs} process`,
+      `${topics.workerJobs} publish`,
+      "publisher",
+    ]);
+    expect(processSpans(good)[0]!.status.code).not.toBe(2);
+
+    await bus.publish({
+      id: bad,
+      topic: topics.workerJobs,
+      properties: { WorkerId: subscription },
+      body: {},
+    });
+    await expect.poll(() => fallbackSpans.has(bad)).toBe(true);
+    await expect.poll(() => processSpans(bad).length).toBe(2);
+    const [inBatch, alone] = [
+      processSpans(bad).find((span) => span.spanContext().spanId !== fallbackSpans.get(bad)),
+      processSpans(bad).find((span) => span.spanContext().spanId === fallbackSpans.get(bad)),
+    ];
+    // ERROR (2) for the span of the batch that failed; the delivery alone went through.
+    expect(inBatch!.status.code).toBe(2);
+    expect(alone!.status.code).not.toBe(2);
+  });
+});
+
 describe("lag metrics", () => {
   it("records a delayed message's timer lag from its due time, and its queue lag", async () => {
     const id = `msg-${randomUUID()}`;

@@ -1,0 +1,254 @@
+import { randomUUID } from "node:crypto";
+import { MatoolkitError, topics } from "@matoolkit/domain";
+import { createTestDatabase } from "@matoolkit/testing";
+import type { TestDatabase } from "@matoolkit/testing";
+import { sql } from "kysely";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { openEmbeddedBus, type OpenedBus } from "../../test/embedded/open-embedded-bus.ts";
+import type { Delivery, MessageBus, TakeDeliveries } from "../ports/index.ts";
+import { MAX_DELIVERY_ATTEMPTS } from "../ports/index.ts";
+
+let database: TestDatabase;
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(async () => {
+  await database.drop();
+});
+
+/** MessageBus.consumeInTransaction on the embedded bus (take-jobs.ts, transactional-consumer.ts). */
+describe("embedded bus: consumeInTransaction", () => {
+  const opened: OpenedBus[] = [];
+  const open = async () => {
+    const opening = await openEmbeddedBus(database);
+    opened.push(opening);
+    return opening.bus;
+  };
+  afterEach(async () => {
+    for (const { close } of opened.splice(0)) await close();
+  });
+  const unique = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
+  const waitUntil = (assertion: () => void | Promise<void>) =>
+    vi.waitFor(assertion, { timeout: 10_000, interval: 25 });
+  const message = (id: string, body: unknown = { id }) => ({
+    id,
+    topic: topics.workerResults,
+    properties: {},
+    body,
+  });
+  /** Rows of the subscription's queue still in pg-boss's job table, by state. */
+  const queued = async (name: string) => {
+    const { rows } = await sql<{ state: string; n: number }>`
+      SELECT state, count(*)::int AS n FROM pgboss.job
+      WHERE name = ${`${topics.workerResults}.${name}`} GROUP BY state`.execute(database.db);
+    return Object.fromEntries(rows.map((row) => [row.state, row.n]));
+  };
+  /** A batch handler that takes, records what it took in a table of its own, and commits. */
+  const recordingBatches = (table: string, batches: string[][]) => async (take: TakeDeliveries) => {
+    await database.db.transaction().execute(async (trx) => {
+      const deliveries = await take(trx);
+      if (deliveries.length === 0) return;
+      batches.push(deliveries.map((delivery) => delivery.id));
+      for (const delivery of deliveries) {
+        await sql`INSERT INTO ${sql.table(table)} (id, delivery_count) VALUES (${delivery.id}, ${delivery.deliveryCount})`.execute(
+          trx,
+        );
+      }
+    });
+  };
+  const recordTable = async () => {
+    const table = unique("handled").replace(/-/g, "_");
+    await sql`CREATE TABLE ${sql.table(table)} (id text PRIMARY KEY, delivery_count int NOT NULL)`.execute(
+      database.db,
+    );
+    return table;
+  };
+  const handledIn = async (table: string) =>
+    (await sql<{ id: string }>`SELECT id FROM ${sql.table(table)} ORDER BY id`.execute(database.db)).rows.map(
+      (row) => row.id,
+    );
+  const neverFallback = async (delivery: Delivery) => {
+    throw new Error(`unexpected fallback delivery ${delivery.id}`);
+  };
+
+  it("hands messages out in batches inside the handler's transaction: consumed at its commit, each once, in publish order", async () => {
+    const bus = await open();
+    const name = unique("trx");
+    const table = await recordTable();
+    const batches: string[][] = [];
+    await bus.consumeInTransaction!(
+      { topic: topics.workerResults, name, batchSize: 8 },
+      recordingBatches(table, batches),
+      neverFallback,
+    );
+    const ids = Array.from({ length: 30 }, (_, index) => `m-${String(index).padStart(2, "0")}`);
+    await bus.publishMany(ids.map((id) => message(id)));
+
+    await waitUntil(async () => expect(await handledIn(table)).toEqual(ids));
+    expect(batches.flat()).toEqual(ids);
+    expect(batches.every((batch) => batch.length <= 8)).toBe(true);
+    expect(batches.some((batch) => batch.length > 1)).toBe(true);
+    // Nothing left in the queue: no job was marked active, completed or kept.
+    await waitUntil(async () => expect(await queued(name)).toEqual({}));
+  });
+
+  it("leaves every message of a rolled-back batch queued; each then goes one by one to the fallback, the bad one dead-lettered alone", async () => {
+    const bus = await open();
+    const name = unique("rollback");
+    const table = await recordTable();
+    const fallbackDeliveries: Delivery[] = [];
+    let batchesTried = 0;
+    await bus.consumeInTransaction!(
+      { topic: topics.workerResults, name, batchSize: 10 },
+      async (take) => {
+        await database.db.transaction().execute(async (trx) => {
+          const deliveries = await take(trx);
+          if (deliveries.length === 0) return;
+          batchesTried += 1;
+          for (const delivery of deliveries) {
+            await sql`INSERT INTO ${sql.table(table)} (id, delivery_count) VALUES (${delivery.id}, 0)`.execute(
+              trx,
+            );
+          }
+          if (deliveries.some((delivery) => (delivery.body as { bad?: boolean }).bad === true)) {
+            throw new Error("one message of the batch cannot be handled");
+          }
+        });
+      },
+      async (delivery) => {
+        fallbackDeliveries.push(delivery);
+        if ((delivery.body as { bad?: boolean }).bad === true) {
+          throw new MatoolkitError("message.invalid", "bad message", { retriable: false });
+        }
+      },
+    );
+    await bus.publishMany([message("a"), message("bad", { bad: true }), message("c")]);
+
+    await waitUntil(async () =>
+      expect((await bus.deadLetters({ topic: topics.workerResults, name })).length).toBe(1),
+    );
+    const [deadLetter] = await bus.deadLetters({ topic: topics.workerResults, name });
+    expect(deadLetter).toMatchObject({ id: "bad", error: expect.stringContaining("message.invalid") });
+    // The failed batch wrote nothing (rolled back) and counted no delivery: the one-by-one path
+    // delivered each message once, as a first delivery.
+    expect(batchesTried).toBe(1);
+    expect(await handledIn(table)).toEqual([]);
+    expect(fallbackDeliveries.map((delivery) => [delivery.id, delivery.deliveryCount]).sort()).toEqual([
+      ["a", 1],
+      ["bad", 1],
+      ["c", 1],
+    ]);
+    // Nothing left to deliver: pg-boss keeps the failed job's row (its copy is the dead letter).
+    await waitUntil(async () => expect(await queued(name)).toEqual({ failed: 1 }));
+  });
+
+  it("redelivers a message whose fallback delivery fails, through later batches, then dead-letters it after the attempts", async () => {
+    const bus = await open();
+    const name = unique("retry");
+    const seen: number[] = [];
+    await bus.consumeInTransaction!(
+      { topic: topics.workerResults, name, batchSize: 4 },
+      async (take) => {
+        await database.db.transaction().execute(async (trx) => {
+          const deliveries = await take(trx);
+          for (const delivery of deliveries) seen.push(delivery.deliveryCount);
+          if (deliveries.length > 0) throw new Error("the batch fails every time");
+        });
+      },
+      async (delivery) => {
+        seen.push(delivery.deliveryCount);
+        throw new Error("and so does the message alone");
+      },
+    );
+    await bus.publish(message("doomed"));
+
+    await waitUntil(async () =>
+      expect((await bus.deadLetters({ topic: topics.workerResults, name })).length).toBe(1),
+    );
+    // Taken by a batch (delivery n), rolled back, then delivered alone as delivery n (pg-boss's
+    // retry counts the one-by-one deliveries, not the rolled-back batches), until the limit.
+    const expected = Array.from({ length: MAX_DELIVERY_ATTEMPTS }, (_, index) => [
+      index + 1,
+      index + 1,
+    ]).flat();
+    expect(seen).toEqual(expected);
+    expect(await queued(name)).toEqual({ failed: 1 });
+  });
+
+  it("takes only messages that are due: a delayed one waits for its time", async () => {
+    const bus = await open();
+    const name = unique("delayed");
+    const table = await recordTable();
+    const batches: string[][] = [];
+    await bus.consumeInTransaction!(
+      { topic: topics.workerResults, name, batchSize: 8 },
+      recordingBatches(table, batches),
+      neverFallback,
+    );
+    const deliverAt = new Date(Date.now() + 1500);
+    await bus.publishMany([{ ...message("later"), deliverAt }, message("now")]);
+
+    await waitUntil(async () => expect(await handledIn(table)).toEqual(["now"]));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await handledIn(table)).toEqual(["now"]);
+    await waitUntil(async () => expect(await handledIn(table)).toEqual(["later", "now"]));
+    expect(Date.now()).toBeGreaterThanOrEqual(deliverAt.getTime());
+  });
+
+  it("shares a queue between consumers in several processes: every message handled exactly once", async () => {
+    const buses: MessageBus[] = [await open(), await open(), await open()];
+    const name = unique("shared");
+    const table = await recordTable();
+    const batchesOf = buses.map(() => [] as string[][]);
+    for (const [index, bus] of buses.entries()) {
+      await bus.consumeInTransaction!(
+        { topic: topics.workerResults, name, batchSize: 5 },
+        // The primary key of the table refuses a second handling of a message.
+        recordingBatches(table, batchesOf[index]!),
+        neverFallback,
+      );
+    }
+    const ids = Array.from({ length: 200 }, (_, index) => `s-${String(index).padStart(3, "0")}`);
+    for (let start = 0; start < ids.length; start += 20) {
+      await buses[start % 3]!.publishMany(ids.slice(start, start + 20).map((id) => message(id)));
+    }
+
+    await waitUntil(async () => expect(await handledIn(table)).toEqual(ids));
+    expect(batchesOf.flat(2).sort()).toEqual(ids);
+    expect(batchesOf.filter((batches) => batches.length > 0).length).toBeGreaterThan(1);
+  });
+
+  it("stops between batches: a batch in flight finishes, nothing is taken after stop", async () => {
+    const opening = await openEmbeddedBus(database);
+    const name = unique("stop");
+    const table = await recordTable();
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let taking = 0;
+    await opening.bus.consumeInTransaction!(
+      { topic: topics.workerResults, name, batchSize: 2 },
+      async (take) => {
+        await database.db.transaction().execute(async (trx) => {
+          const deliveries = await take(trx);
+          if (deliveries.length === 0) return;
+          taking += 1;
+          await held;
+          for (const delivery of deliveries) {
+            await sql`INSERT INTO ${sql.table(table)} (id, delivery_count) VALUES (${delivery.id}, ${delivery.deliveryCount})`.execute(
+              trx,
+            );
+          }
+        });
+      },
+      neverFallback,
+    );
+    await opening.bus.publishMany([message("x1"), message("x2"), message("x3")]);
+    await waitUntil(() => expect(taking).toBe(1));
+
+    const stopping = opening.close();
+    release();
+    await stopping;
+    expect(await handledIn(table)).toEqual(["x1", "x2"]);
+    expect(await queued(name)).toEqual({ created: 1 });
+  });
+});
