@@ -8,6 +8,9 @@ import { installBusSchema } from "./install-bus-schema.ts";
 import { createPgBossMessageBus } from "./pg-boss-message-bus.ts";
 import { createPgBossTimers } from "./pg-boss-timers.ts";
 import { createPostgresIdempotencyStore } from "./postgres-idempotency-store.ts";
+import { startExpiredKeysSweep } from "./expired-keys-sweep.ts";
+
+const idempotencySweepEveryMs = 5 * 60_000;
 import type { AnyKysely } from "../any-kysely.ts";
 import type { DatabasePassword } from "@matoolkit/db";
 
@@ -70,6 +73,13 @@ export async function createEmbeddedRuntime(options: EmbeddedRuntimeOptions): Pr
     lockSeconds: options.lockSeconds,
   });
   const relays: OutboxRelay[] = [];
+  // Idempotency keys past their memory (7 days for a worker job) read as absent; this deletes them.
+  const sweep = startExpiredKeysSweep({
+    db,
+    keys: ["idempotency"],
+    intervalMs: idempotencySweepEveryMs,
+    logger,
+  });
 
   return {
     bus,
@@ -89,7 +99,7 @@ export async function createEmbeddedRuntime(options: EmbeddedRuntimeOptions): Pr
     },
     async stop() {
       await Promise.all(relays.map((relay) => relay.stop()));
-      await Promise.all([timers.stop(), bus.stop()]);
+      await Promise.all([timers.stop(), bus.stop(), sweep.stop()]);
       await boss.stop({ graceful: false });
     },
   };

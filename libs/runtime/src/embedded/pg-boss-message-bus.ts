@@ -21,7 +21,8 @@ import { createBatchedStatement } from "./batched-statement.ts";
 import { createDueWakeups } from "./due-wakeups.ts";
 import { outgoingMessageSchema } from "./message-envelope.ts";
 import type { CheckedMessage } from "./message-envelope.ts";
-import { deleteExpiredDedupeKeys, busNotifyChannel, publishMessages } from "./publish-message.ts";
+import { busNotifyChannel, publishMessages } from "./publish-message.ts";
+import { startExpiredKeysSweep } from "./expired-keys-sweep.ts";
 import type { PublishOutcome } from "./publish-message.ts";
 import type { QueueConsumer } from "./queue-consumer.ts";
 import { readDeadLetters } from "./read-dead-letters.ts";
@@ -82,12 +83,7 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
     onNotification: (queue) => consumers.get(queue)?.forEach((consumer) => consumer.wake()),
     onReconnect: () => consumers.forEach((set) => set.forEach((consumer) => consumer.wake())),
   });
-  const sweep = setInterval(() => {
-    deleteExpiredDedupeKeys(db).catch((error: unknown) =>
-      logger.warn({ err: error }, "dedupe key sweep failed"),
-    );
-  }, dedupeSweepEveryMs);
-  sweep.unref();
+  const sweep = startExpiredKeysSweep({ db, keys: ["dedupe"], intervalMs: dedupeSweepEveryMs, logger });
 
   const publishContext = { db, dedupeWindowSeconds: tuning.dedupeWindowSeconds };
   const wakeups = createDueWakeups((queue) => consumers.get(queue)?.forEach((consumer) => consumer.wake()));
@@ -274,7 +270,7 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
     async stop() {
       if (stopped) return;
       stopped = true;
-      clearInterval(sweep);
+      await sweep.stop();
       wakeups.stop();
       await Promise.all(
         [...consumers.values()].flatMap((set) => [...set].map((consumer) => consumer.stop())),

@@ -136,13 +136,3 @@ export async function publishMessages(
 function dedupeKey(topic: string, id: string): string {
   return JSON.stringify([topic, id]);
 }
-
-/** Expired keys are dead weight; any process may sweep them. */
-export async function deleteExpiredDedupeKeys(db: AnyKysely): Promise<void> {
-  await sql`
-    DELETE FROM ${sql.table(`${busSchema}.dedupe_keys`)}
-    WHERE (topic, message_id) IN (
-      SELECT topic, message_id FROM ${sql.table(`${busSchema}.dedupe_keys`)}
-      WHERE expires_at <= now() LIMIT 10000
-    )`.execute(db);
-}
