@@ -162,18 +162,28 @@ export function instrumentMessageBus<B extends MessageBus>(bus: B, options: Inst
 
   /**
    * A transactional batch: a process span per message taken, ended with the batch (failed with it
-   * if it throws; its messages then come again through `fallback`, traced as deliveries).
+   * if it throws; its messages then come again through `fallback`, traced as deliveries). What the
+   * batch does once it has taken them (the next jobs it publishes, its completion checks after
+   * the commit) runs as the first message's span, as a group commit ran in its first delivery's
+   * context: the batch runs in a context whose values are set once the messages are known.
    */
   const tracedBatch =
     (subscription: Subscription, handleBatch: TransactionalBatchHandler): TransactionalBatchHandler =>
     async (take) => {
       const spans: Span[] = [];
+      const batchContext = new ContextSetLater(context.active());
       try {
-        await handleBatch(async (trx) => {
-          const deliveries = await take(trx);
-          for (const delivery of deliveries) spans.push(startProcess(subscription, delivery).span);
-          return deliveries;
-        });
+        await context.with(batchContext, () =>
+          handleBatch(async (trx) => {
+            const deliveries = await take(trx);
+            for (const delivery of deliveries) {
+              const { span, parent } = startProcess(subscription, delivery);
+              if (spans.length === 0) batchContext.target = trace.setSpan(parent, span);
+              spans.push(span);
+            }
+            return deliveries;
+          }),
+        );
       } catch (error) {
         finish(spans, error);
         throw error;
@@ -262,6 +272,25 @@ export function instrumentMessageBus<B extends MessageBus>(bus: B, options: Inst
             ),
         }),
   };
+}
+
+/**
+ * A Context (an interface of @opentelemetry/api: values by key, copies on write) reading through
+ * to `target`, which may be replaced while code runs with this context active: the only way to
+ * make a span the active one for code already running in `context.with` (a batch's handler,
+ * after it took its messages), short of AsyncLocalStorage internals.
+ */
+class ContextSetLater implements Context {
+  constructor(public target: Context) {}
+  getValue(key: symbol): unknown {
+    return this.target.getValue(key);
+  }
+  setValue(key: symbol, value: unknown): Context {
+    return this.target.setValue(key, value);
+  }
+  deleteValue(key: symbol): Context {
+    return this.target.deleteValue(key);
+  }
 }
 
 function common(

@@ -182,15 +182,18 @@ describe("trace context of a settled delivery", () => {
 });
 
 describe("trace context of messages taken in a transaction (consumeInTransaction)", () => {
-  it("gives each message taken a process span under its publish, failed with a failed batch; the fallback's delivery is traced too", async () => {
+  it("gives each message taken a process span under its publish, active after the take, failed with a failed batch; the fallback's delivery is traced too", async () => {
     const subscription = `trx-${randomUUID().slice(0, 8)}`;
     const [good, bad] = [`good-${randomUUID()}`, `bad-${randomUUID()}`];
     const fallbackSpans = new Map<string, string | undefined>();
+    const activeAfterTake = new Map<string, string | undefined>();
     await bus.consumeInTransaction!(
       { topic: topics.workerJobs, name: subscription, filter: { WorkerId: subscription }, batchSize: 10 },
       async (take) => {
         await database.db.transaction().execute(async (trx) => {
           const taken = await take(trx);
+          for (const delivery of taken)
+            activeAfterTake.set(delivery.id, trace.getActiveSpan()?.spanContext().spanId);
           if (taken.some((delivery) => delivery.id === bad)) throw new Error("the batch fails");
         });
       },
@@ -215,6 +218,8 @@ describe("trace context of messages taken in a transaction (consumeInTransaction
       "publisher",
     ]);
     expect(processSpans(good)[0]!.status.code).not.toBe(2);
+    // What the batch does after taking (the next jobs it publishes) runs as the message's span.
+    expect(activeAfterTake.get(good)).toBe(processSpans(good)[0]!.spanContext().spanId);
 
     await bus.publish({
       id: bad,
