@@ -1,10 +1,15 @@
-import { randomUUID } from "node:crypto";
 import { MatoolkitError, topics } from "@matoolkit/domain";
 import { createTestDatabase } from "@matoolkit/testing";
 import type { TestDatabase } from "@matoolkit/testing";
 import { sql } from "kysely";
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { openEmbeddedBus, type OpenedBus } from "../../test/embedded/open-embedded-bus.ts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  embeddedBusesOfEachTest,
+  openEmbeddedBus,
+  uniqueSubscription,
+  waitUntil,
+} from "../../test/embedded/open-embedded-bus.ts";
+import type { AnyKysely } from "../any-kysely.ts";
 import type { Delivery, MessageBus, TakeDeliveries } from "../ports/index.ts";
 import { MAX_DELIVERY_ATTEMPTS } from "../ports/index.ts";
 
@@ -18,18 +23,8 @@ afterAll(async () => {
 
 /** MessageBus.consumeInTransaction on the embedded bus (take-jobs.ts, transactional-consumer.ts). */
 describe("embedded bus: consumeInTransaction", () => {
-  const opened: OpenedBus[] = [];
-  const open = async () => {
-    const opening = await openEmbeddedBus(database);
-    opened.push(opening);
-    return opening.bus;
-  };
-  afterEach(async () => {
-    for (const { close } of opened.splice(0)) await close();
-  });
-  const unique = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
-  const waitUntil = (assertion: () => void | Promise<void>) =>
-    vi.waitFor(assertion, { timeout: 10_000, interval: 25 });
+  const { open } = embeddedBusesOfEachTest(() => database);
+  const unique = uniqueSubscription;
   const message = (id: string, body: unknown = { id }) => ({
     id,
     topic: topics.workerResults,
@@ -43,17 +38,21 @@ describe("embedded bus: consumeInTransaction", () => {
       WHERE name = ${`${topics.workerResults}.${name}`} GROUP BY state`.execute(database.db);
     return Object.fromEntries(rows.map((row) => [row.state, row.n]));
   };
+  /** Notes the deliveries in `table` (its primary key refuses a message handled twice). */
+  const recordIn = async (table: string, trx: AnyKysely, deliveries: readonly Delivery[]) => {
+    for (const delivery of deliveries) {
+      await sql`INSERT INTO ${sql.table(table)} (id, delivery_count) VALUES (${delivery.id}, ${delivery.deliveryCount})`.execute(
+        trx,
+      );
+    }
+  };
   /** A batch handler that takes, records what it took in a table of its own, and commits. */
   const recordingBatches = (table: string, batches: string[][]) => async (take: TakeDeliveries) => {
     await database.db.transaction().execute(async (trx) => {
       const deliveries = await take(trx);
       if (deliveries.length === 0) return;
       batches.push(deliveries.map((delivery) => delivery.id));
-      for (const delivery of deliveries) {
-        await sql`INSERT INTO ${sql.table(table)} (id, delivery_count) VALUES (${delivery.id}, ${delivery.deliveryCount})`.execute(
-          trx,
-        );
-      }
+      await recordIn(table, trx, deliveries);
     });
   };
   const recordTable = async () => {
@@ -105,11 +104,7 @@ describe("embedded bus: consumeInTransaction", () => {
           const deliveries = await take(trx);
           if (deliveries.length === 0) return;
           batchesTried += 1;
-          for (const delivery of deliveries) {
-            await sql`INSERT INTO ${sql.table(table)} (id, delivery_count) VALUES (${delivery.id}, 0)`.execute(
-              trx,
-            );
-          }
+          await recordIn(table, trx, deliveries);
           if (deliveries.some((delivery) => (delivery.body as { bad?: boolean }).bad === true)) {
             throw new Error("one message of the batch cannot be handled");
           }
@@ -233,11 +228,7 @@ describe("embedded bus: consumeInTransaction", () => {
           if (deliveries.length === 0) return;
           taking += 1;
           await held;
-          for (const delivery of deliveries) {
-            await sql`INSERT INTO ${sql.table(table)} (id, delivery_count) VALUES (${delivery.id}, ${delivery.deliveryCount})`.execute(
-              trx,
-            );
-          }
+          await recordIn(table, trx, deliveries);
         });
       },
       neverFallback,

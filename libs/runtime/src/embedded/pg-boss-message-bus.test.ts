@@ -4,9 +4,14 @@ import { topics } from "@matoolkit/domain";
 import { createTestDatabase } from "@matoolkit/testing";
 import type { TestDatabase } from "@matoolkit/testing";
 import { sql } from "kysely";
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeMessageBusContract } from "../../test/contract/message-bus.contract.ts";
-import { openEmbeddedBus, type OpenedBus } from "../../test/embedded/open-embedded-bus.ts";
+import {
+  embeddedBusesOfEachTest,
+  openEmbeddedBus,
+  uniqueSubscription,
+  waitUntil,
+} from "../../test/embedded/open-embedded-bus.ts";
 import type { Delivery } from "../ports/index.ts";
 
 let database: TestDatabase;
@@ -24,18 +29,8 @@ describeMessageBusContract("embedded (pg-boss)", async () => {
 });
 
 describe("embedded bus: batching", () => {
-  const opened: OpenedBus[] = [];
-  const open = async () => {
-    const opening = await openEmbeddedBus(database);
-    opened.push(opening);
-    return opening.bus;
-  };
-  afterEach(async () => {
-    for (const { close } of opened.splice(0)) await close();
-  });
-  const unique = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
-  const waitUntil = (assertion: () => void | Promise<void>) =>
-    vi.waitFor(assertion, { timeout: 10_000, interval: 25 });
+  const { open, opened } = embeddedBusesOfEachTest(() => database);
+  const unique = uniqueSubscription;
 
   it("group-commits concurrent publishes: every caller resolves and every message is delivered once", async () => {
     const bus = await open();

@@ -24,7 +24,7 @@ import type { CheckedMessage } from "./message-envelope.ts";
 import { busNotifyChannel, publishMessages } from "./publish-message.ts";
 import { startExpiredKeysSweep } from "./expired-keys-sweep.ts";
 import type { PublishOutcome } from "./publish-message.ts";
-import type { QueueConsumer } from "./queue-consumer.ts";
+import type { Consumer } from "./queue-consumer.ts";
 import { readDeadLetters } from "./read-dead-letters.ts";
 import { declareSubscription, registerSubscription, toDelivery } from "./register-subscription.ts";
 import { startJobsAgain, takeJobs } from "./take-jobs.ts";
@@ -71,7 +71,7 @@ const maxPublishGroup = 500;
 export async function createPgBossMessageBus(options: PgBossMessageBusOptions): Promise<MessageBus> {
   const tuning = busTuningSchema.parse(options);
   const { boss, db, logger } = options;
-  const consumers = new Map<string, Set<QueueConsumer>>();
+  const consumers = new Map<string, Set<Consumer>>();
   let stopped = false;
 
   const listener = await startPgListener({
@@ -157,13 +157,13 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
     };
 
   /** Woken by NOTIFYs of its queue, stopped with the bus. */
-  const keep = async (queue: string, consumer: QueueConsumer): Promise<void> => {
+  const keep = async (queue: string, consumer: Consumer): Promise<void> => {
     if (stopped) {
       // stop() ran while the subscription was being set up: it must not deliver anything.
       await consumer.stop();
       throw new Error("The message bus is stopped");
     }
-    const set = consumers.get(queue) ?? new Set<QueueConsumer>();
+    const set = consumers.get(queue) ?? new Set<Consumer>();
     set.add(consumer);
     consumers.set(queue, set);
   };

@@ -32,17 +32,21 @@ export interface QueueConsumerOptions {
   readonly fetches?: boolean;
 }
 
-export interface QueueConsumer {
+/** What the bus holds of any consumer of a queue: woken by the queue's NOTIFYs, stopped with it. */
+export interface Consumer {
   /** Fetch now rather than at the next poll. */
   wake(): void;
+  /** Fetches nothing more and resolves once the handlers already running have finished. */
+  stop(): Promise<void>;
+}
+
+export interface QueueConsumer extends Consumer {
   /**
    * Runs jobs already marked `active` (startJobsAgain) as fetched ones run, beside the fetched
    * ones; resolves once each one's outcome is recorded. Refused once stopping: they stay active
    * and pg-boss's maintenance puts them back when their lock expires.
    */
   runJobs(jobs: readonly QueueJob[]): Promise<void>;
-  /** Fetches nothing more and resolves once the handlers already running have finished. */
-  stop(): Promise<void>;
 }
 
 /** Completions recorded in one statement at most. */
@@ -184,7 +188,12 @@ export function startQueueConsumer(options: QueueConsumerOptions): QueueConsumer
     while (!stopping) {
       const free = concurrency - inFlight.size;
       const now = Date.now();
-      if (options.fetches === false || !shouldFetch(free, now)) {
+      if (options.fetches === false) {
+        // Nothing to poll for: only a stop or a job handed to runJobs ending wakes it.
+        await sleep(0, now);
+        continue;
+      }
+      if (!shouldFetch(free, now)) {
         await sleep(free, now);
         continue;
       }

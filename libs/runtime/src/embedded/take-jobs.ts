@@ -41,7 +41,7 @@ export async function takeJobs(trx: AnyKysely, queue: string, limit: number): Pr
     )
     SELECT id, data, retry_count FROM taken ORDER BY priority DESC, created_on, id
   `.execute(trx);
-  return rows.map((row) => ({ id: row.id, data: row.data, retryCount: row.retry_count }));
+  return rows.map(queueJobOf);
 }
 
 /**
@@ -69,6 +69,10 @@ export async function startJobsAgain(
   // In the order the batch had them.
   return ids.flatMap((id) => {
     const row = byId.get(id);
-    return row === undefined ? [] : [{ id: row.id, data: row.data, retryCount: row.retry_count }];
+    return row === undefined ? [] : [queueJobOf(row)];
   });
+}
+
+function queueJobOf(row: TakenRow): QueueJob {
+  return { id: row.id, data: row.data, retryCount: row.retry_count };
 }

@@ -2,7 +2,7 @@ import { toSafeError } from "@matoolkit/domain";
 import type { AnyKysely } from "../any-kysely.ts";
 import type { Logger } from "../logger.ts";
 import type { Delivery, TransactionalBatchHandler } from "../ports/index.ts";
-import type { QueueConsumer, QueueJob } from "./queue-consumer.ts";
+import type { Consumer, QueueConsumer, QueueJob } from "./queue-consumer.ts";
 
 export interface TransactionalConsumerOptions {
   readonly queue: string;
@@ -26,7 +26,7 @@ export interface TransactionalConsumerOptions {
  * published to the queue (`wake`, a NOTIFY), when the last batch was full (more are probably
  * waiting), or when the poll is due; sleeps otherwise.
  */
-export function startTransactionalConsumer(options: TransactionalConsumerOptions): QueueConsumer {
+export function startTransactionalConsumer(options: TransactionalConsumerOptions): Consumer {
   const { queue, logger, batchSize } = options;
   let stopping = false;
   let notified = true;
@@ -105,7 +105,6 @@ export function startTransactionalConsumer(options: TransactionalConsumerOptions
       notified = true;
       signal();
     },
-    runJobs: (jobs) => options.fallback.runJobs(jobs),
     async stop() {
       stopping = true;
       signal();
