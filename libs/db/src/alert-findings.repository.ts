@@ -81,7 +81,7 @@ export async function findStepsPastTimeout(
     sql`SELECT s.batch_id AS "batchId", r.name AS "runbookName", count(*) AS steps
         FROM step_executions s
         JOIN batches b ON b.id = s.batch_id JOIN runbooks r ON r.id = b.runbook_id
-        WHERE s.status = 'dispatched'
+        WHERE s.is_open AND s.status = 'dispatched'
           AND s.dispatched_at + (coalesce(s.timeout_sec, ${options.defaultTimeoutSec}) + ${options.graceSeconds})
               * interval '1 second' < ${now}
         GROUP BY 1, 2 ORDER BY 1`,

@@ -103,6 +103,7 @@ export async function listPhasesToRestart(db: Db, batchId: number): Promise<Phas
               .selectFrom("stepExecutions as s")
               .select("s.id")
               .whereRef("s.phaseExecutionId", "=", "p.id")
+              .where("s.isOpen", "=", true)
               .where("s.status", "=", "pending"),
           ),
         ]),
@@ -119,6 +120,7 @@ export async function listPollingStepsOfBatch(db: Db, batchId: number): Promise<
     .selectFrom("stepExecutions")
     .selectAll()
     .where("batchId", "=", batchId)
+    .where("isOpen", "=", true)
     .where("status", "=", "polling")
     .orderBy("id")
     .execute();
@@ -130,6 +132,7 @@ export async function listPollingInitsOfBatch(db: Db, batchId: number): Promise<
     .selectFrom("initExecutions")
     .selectAll()
     .where("batchId", "=", batchId)
+    .where("isOpen", "=", true)
     .where("status", "=", "polling")
     .orderBy("id")
     .execute();
@@ -144,6 +147,7 @@ export async function listRetryWaitingSteps(db: Db, batchId: number, at: Date): 
     .selectFrom("stepExecutions")
     .selectAll()
     .where("batchId", "=", batchId)
+    .where("isOpen", "=", true)
     .where("status", "=", "pending")
     .where("retryAfter", ">", at)
     .orderBy("id")

@@ -29,6 +29,12 @@ export interface ExecutionColumns {
    */
   paramsResolved: Generated<boolean>;
   status: StatusColumn<ExecutionStatus>;
+  /**
+   * Generated: status is pending, dispatched or polling (not terminal). The only thing the indexes
+   * know of a run's progress, so dispatching a step changes no index (migration 0022); queries for
+   * open rows name it for the planner to use the `…_open_idx` partial index.
+   */
+  isOpen: GeneratedAlways<boolean>;
   /** Worker job id of the latest dispatch (step-{id}, step-{id}-retry-{n}, …). */
   jobId: string | null;
   resultJson: JsonColumn<unknown>;

@@ -229,19 +229,19 @@ export function createExecutionRepository<Row>(config: {
     async listPollingDue(db, now) {
       const result = await sql<Record<string, unknown>>`
         SELECT * FROM ${table}
-        WHERE status = 'polling'
+        WHERE is_open AND status = 'polling'
           AND last_polled_at + make_interval(secs => poll_interval_sec) <= ${now}
         ORDER BY id
       `.execute(db);
       return camelCaseRows<Row>(result.rows);
     },
     async listDispatchedPastTimeout(db, now, options) {
-      // The per-row timeout keeps the deadline out of the index (timestamptz + interval is not
-      // immutable), but the partial index holds dispatched rows only: the work in flight, not
-      // the table's history, so this stays a short scan however many steps a batch ran.
+      // Open rows only (the `…_open_idx` partial index, migration 0022): the work in flight, not
+      // the table's history, so this stays a short scan however many steps a batch ran. Status
+      // and times are tested on those rows; no index holds them, so a dispatch stays HOT.
       const result = await sql<Record<string, unknown>>`
         SELECT * FROM ${table}
-        WHERE status = 'dispatched'
+        WHERE is_open AND status = 'dispatched'
           AND dispatched_at + make_interval(secs => coalesce(timeout_sec, ${options.defaultTimeoutSec}::int)) < ${now}
         ORDER BY dispatched_at
         LIMIT ${options.limit}
@@ -249,10 +249,10 @@ export function createExecutionRepository<Row>(config: {
       return camelCaseRows<Row>(result.rows);
     },
     async listDispatchedWaiting(db, now, options) {
-      // The same partial index on dispatched rows as above.
+      // The same open rows as above.
       const result = await sql<Record<string, unknown>>`
         SELECT * FROM ${table}
-        WHERE status = 'dispatched'
+        WHERE is_open AND status = 'dispatched'
           AND dispatched_at <= ${now}::timestamptz - make_interval(secs => ${options.waitingSec}::int)
           AND dispatched_at + make_interval(secs => coalesce(timeout_sec, ${options.defaultTimeoutSec}::int)) >= ${now}
         ORDER BY dispatched_at

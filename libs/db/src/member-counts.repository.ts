@@ -50,7 +50,8 @@ interface CountsRow {
  * groups the steps by phase and member, and only the counts travel, never the steps. A member's
  * outcome in a phase is its worst step there (3 failed or timed out polling, 2 cancelled, 1 not
  * terminal yet, 0 succeeded, -1 skipped): one max() per step instead of three boolean aggregates. The steps
- * are read index-only, already in (phase, member) order (step_executions_batch_outcome_idx).
+ * are read in (phase, member) order from step_executions_batch_outcome_idx, their status from the
+ * rows: no index holds the status, so a step's dispatch changes no index (migration 0022).
  */
 export async function countBatchMembers(db: Db, batchId: number): Promise<BatchCounts> {
   const result = await sql<CountsRow>`

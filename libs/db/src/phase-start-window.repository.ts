@@ -23,7 +23,8 @@ export async function lastMemberWithPhaseSteps(db: Db, phaseExecutionId: number)
 /**
  * The phase's steps handed to a worker and not answered yet (`dispatched`), counted up to `limit`:
  * the caller only asks whether the window is full. Reads the open-steps partial index
- * (migration 0004), which holds only the open steps of members already started.
+ * (step_executions_open_idx, migration 0022), which holds only the open steps of members already
+ * started, and tests the status on those rows.
  */
 export async function countDispatchedPhaseSteps(
   db: Db,
@@ -33,7 +34,7 @@ export async function countDispatchedPhaseSteps(
   const { rows } = await sql<{ count: string }>`
     SELECT count(*) AS count FROM (
       SELECT 1 FROM step_executions
-      WHERE phase_execution_id = ${phaseExecutionId} AND status = 'dispatched'
+      WHERE phase_execution_id = ${phaseExecutionId} AND is_open AND status = 'dispatched'
       LIMIT ${limit}
     ) AS window_steps
   `.execute(db);

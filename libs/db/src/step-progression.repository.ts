@@ -124,7 +124,7 @@ export async function listStepsOfMemberPhases(
 /**
  * The (member, phase) pairs in which these members have a pending step: where a member that has
  * just finished a phase may have work waiting in a later one (a redrive, issue 12). One probe of
- * step_executions_member_status_idx per member.
+ * step_executions_member_idx per member; the status is tested on its few rows.
  */
 export async function listPendingMemberPhases(db: Db, memberIds: readonly number[]): Promise<MemberPhase[]> {
   if (memberIds.length === 0) return [];

@@ -48,13 +48,13 @@ export function getStepForUpdate(db: Db, id: number): Promise<StepExecution | un
   return steps.getForUpdate(db, id);
 }
 
-/** Whether the phase has a step that is not terminal yet (one probe of a partial index). */
+/** Whether the phase has a step that is not terminal yet (one probe of step_executions_open_idx). */
 export async function phaseHasOpenSteps(db: Db, phaseExecutionId: number): Promise<boolean> {
   const row = await db
     .selectFrom("stepExecutions")
     .select("id")
     .where("phaseExecutionId", "=", phaseExecutionId)
-    .where("status", "in", ["pending", "dispatched", "polling"])
+    .where("isOpen", "=", true)
     .limit(1)
     .executeTakeFirst();
   return row !== undefined;

@@ -20,6 +20,7 @@ import { batchSearchMigration } from "./0018_batch_search.ts";
 import { retentionMigration } from "./0019_retention.ts";
 import { alertsMigration } from "./0020_alerts.ts";
 import { notificationEmailsMigration } from "./0021_notification_emails.ts";
+import { hotStepStatusMigration } from "./0022_hot_step_status.ts";
 
 /** Applied in key order by migrate.ts; names sort lexically, hence the zero-padded prefix. */
 export const migrations: Record<string, Migration> = {
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   "0019_retention": retentionMigration,
   "0020_alerts": alertsMigration,
   "0021_notification_emails": notificationEmailsMigration,
+  "0022_hot_step_status": hotStepStatusMigration,
 };

@@ -49,12 +49,13 @@ interface ExecutionRow {
  * A step or init execution: params masked as the plan masks them (names, markers, templates
  * using secret variables), and every value masked there, with the member's secret values, is
  * then masked wherever else it appears: results, error message and code, function name.
+ * `isOpen` is left out: the storage's index key (migration 0022), which `status` already tells.
  */
-export function maskExecutionRow<T extends ExecutionRow>(
+export function maskExecutionRow<T extends ExecutionRow & { readonly isOpen?: boolean }>(
   secrets: BatchSecrets,
   memberId: number | null,
-  row: T,
-): T {
+  { isOpen: _storageOnly, ...row }: T,
+): Omit<T, "isOpen"> {
   const params = secrets.policy.maskParams(row.stepName, row.paramsJson);
   const values = secrets.valuesOf(memberId).union(SecretValues.of(maskedAway(row.paramsJson, params)));
   return {
