@@ -177,7 +177,7 @@ export async function cancelOpenStepsOfBatch(db: Db, batchId: number, reason: st
 
 /**
  * Steps `dispatched` longer than their timeout_sec (default `defaultTimeoutSec` when null) as of
- * `now`, oldest dispatch first: the worker never answered. Uses the partial index on dispatched rows.
+ * `now`, oldest dispatch first: the worker never answered. Reads the open rows (step_executions_open_idx).
  */
 export function listStuckSteps(
   db: Db,

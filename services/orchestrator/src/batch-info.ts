@@ -1,6 +1,5 @@
 import {
   getBatchesByIds,
-  getBatchWithRunbook,
   lockBatchesForShare,
   lockBatchesOfExecutionsForShare,
   type Db,
@@ -15,9 +14,9 @@ export interface BatchInfo {
   readonly batchStartTime: Date | null;
 }
 
+/** One batch; its runbook's YAML is not read (nothing here needs it, and a runbook can be large). */
 export async function loadBatchInfo(db: Db, batchId: number): Promise<BatchInfo | undefined> {
-  const batch = await getBatchWithRunbook(db, batchId);
-  return batch === undefined ? undefined : toBatchInfo(batch);
+  return (await loadBatchInfos(db, [batchId])).get(batchId);
 }
 
 /** Several batches in one query, by id. */

@@ -1,5 +1,12 @@
 import { dispatchInit, dispatchPhase } from "@matoolkit/commands";
-import { getBatchWithRunbook, listPhases, lockBatch, transitionBatch, type Db } from "@matoolkit/db";
+import {
+  getBatch,
+  getBatchWithRunbook,
+  listPhases,
+  lockBatch,
+  transitionBatch,
+  type Db,
+} from "@matoolkit/db";
 import { batchMachine, parseRunbookOrThrow } from "@matoolkit/domain";
 import { checkBatchCompletion, checkPhaseCompletion } from "../completion.ts";
 import { applyApprovalTimeouts, nextApprovalExpiry } from "./approval-timeouts.ts";
@@ -35,7 +42,7 @@ export async function progressBatch(db: Db, batchId: number, now: Date): Promise
 
   if (!batch.isManual) await progressAutomated(db, batch, now);
 
-  const after = await getBatchWithRunbook(db, batchId);
+  const after = await getBatch(db, batchId);
   const status = after?.status ?? "missing";
   const phases = await listPhases(db, batchId);
   const pendingDue = batch.isManual
