@@ -135,8 +135,6 @@ export async function createDaprRuntime(options: DaprRuntimeOptions): Promise<Da
         rememberSeconds: options.dedupeWindowSeconds,
         leaseSeconds: DELIVERY_LEASE_SECONDS,
       }),
-      state,
-      dedupeWindowSeconds: options.dedupeWindowSeconds,
       ...(options.bulkPublish === undefined ? {} : { bulkPublish: options.bulkPublish }),
       ...(options.db === undefined ? {} : { db: options.db }),
       ...(options.adoptWorkerJobDeadLetters === true

@@ -31,7 +31,6 @@ import {
   type AdoptedDeadLetters,
 } from "./dead-letter-intake.ts";
 import { assertDeadLetterTableWritable, readDaprDeadLetters, recordDeadLetter } from "./dead-letter-table.ts";
-import type { DaprStateStore } from "./dapr-state-store.ts";
 import type { DeliveryLedger } from "./delivery-ledger.ts";
 import {
   announceSubscriptions,
@@ -53,10 +52,11 @@ export interface DaprMessageBusOptions {
   readonly http: DaprHttp;
   readonly app: DaprAppServer;
   readonly pubsubName: string;
+  /**
+   * Every subscription's deliveries go through it: besides attempts and leases, it is the bus's
+   * duplicate detection (a message id handled within its memory is acknowledged unrun).
+   */
   readonly ledger: DeliveryLedger;
-  /** Remembers published ids for the dedupe window (duplicate detection on publish). */
-  readonly state: DaprStateStore;
-  readonly dedupeWindowSeconds: number;
   /**
    * The service's database: dead letters are recorded there with their reason. Absent (the
    * worker on Dapr has no SQL access): a dead letter is logged with its reason and Dapr forwards
@@ -88,17 +88,8 @@ export interface DaprMessageBusOptions {
  */
 export const PUBLISH_TIMEOUT_MS = 120_000;
 
-/** State-store calls in flight at once for a publishMany's published keys. */
-const STATE_CALL_PARALLELISM = 16;
-
 /** Single publishes in flight at once for a publishMany without the bulk API. */
 const SINGLE_PUBLISH_PARALLELISM = 16;
-
-/** What part of a publishMany went out, and the error to throw when not all of it did. */
-interface BulkOutcome {
-  readonly sent: readonly CheckedMessage[];
-  readonly failure?: Error;
-}
 
 interface LocalSubscription {
   readonly subscription: Subscription;
@@ -119,6 +110,16 @@ interface LocalSubscription {
  * into the same table (dead-letter-intake.ts).
  * `declareSubscription` does nothing here: with Dapr, durable subscriptions are the broker's
  * (created when the app first subscribes, or provisioned by infrastructure).
+ *
+ * Duplicate detection is the consumers': a second publish of an id goes to the broker (Azure
+ * Service Bus drops it there, duplicate detection being on for our topics:
+ * deploy/aca/modules/service-bus.bicep) and every subscription's ledger acknowledges the copy
+ * without running its handler while it remembers the id (the dedupe window). Checking and
+ * recording each published id in the state store as well cost two sidecar calls per message,
+ * in the worker's path between a job's end and its result (issue 29), to drop only what the
+ * ledgers drop anyway. Of two copies published close together a subscription handles the first
+ * to reach it, which under concurrent deliveries need not be the first published: publishers
+ * give one id one body (an outbox row, a recorded job outcome), so that is the same message.
  */
 export interface DaprMessageBus extends MessageBus {
   /** Publishes at once, ignoring `deliverAt`: what a delayed delivery's trigger calls. */
@@ -319,25 +320,12 @@ export async function createDaprMessageBus(options: DaprMessageBusOptions): Prom
     }
   }
 
-  const publishedKey = (message: { topic: Topic; id: string }) => `published|${message.topic}|${message.id}`;
   /**
-   * Usually the key is absent (the publish checked it): one conditional write. Present, a racing
-   * publisher recorded it, which is as good. Refused yet absent (a store error): written
-   * last-write-wins, which throws if the store keeps failing.
+   * One bulk publish request (Dapr's alpha bulk API: not atomic). Throws when any entry failed,
+   * naming how many (the components' error strings may quote payloads: only counts and Dapr's
+   * code are kept).
    */
-  const rememberPublished = async (message: CheckedMessage) => {
-    const key = publishedKey(message);
-    const record = { at: new Date().toISOString() };
-    if (await options.state.create(key, record, options.dedupeWindowSeconds)) return;
-    if ((await options.state.get(key)) === undefined)
-      await options.state.put(key, record, options.dedupeWindowSeconds);
-  };
-
-  /**
-   * One bulk publish request (Dapr's alpha bulk API: not atomic). Returns the messages that went
-   * out and, when some did not, the error to throw once the others are remembered as published.
-   */
-  async function publishBulk(topic: Topic, messages: readonly CheckedMessage[]): Promise<BulkOutcome> {
+  async function publishBulk(topic: Topic, messages: readonly CheckedMessage[]): Promise<void> {
     const response = await http.request({
       method: "POST",
       path: `/v1.0-alpha1/publish/bulk/${encodeURIComponent(pubsubName)}/${encodeURIComponent(topic)}`,
@@ -346,82 +334,58 @@ export async function createDaprMessageBus(options: DaprMessageBusOptions): Prom
       timeoutMs: PUBLISH_TIMEOUT_MS,
       json: messages.map((message) => bulkPublishEntry(message)),
     });
-    if (response.ok) return { sent: [...messages] };
+    if (response.ok) return;
     // 500: the entries that failed are listed. Without a readable, non-empty list (some daprd
-    // errors come without one) nothing is known to have gone out: remember none of them.
+    // errors come without one) none is known to have gone out.
     const parsed = bulkPublishFailureSchema.safeParse(await response.json().catch(() => undefined));
-    const failed = new Set(parsed.success ? parsed.data.failedEntries.map((entry) => entry.entryId) : []);
-    const sent = failed.size === 0 ? [] : messages.filter((message) => !failed.has(message.id));
-    const count = messages.length - sent.length;
-    // The components' error strings may quote payloads: only counts and Dapr's code are kept.
+    const failed = parsed.success ? parsed.data.failedEntries.length : 0;
+    const count = failed === 0 ? messages.length : failed;
     const code = parsed.success ? parsed.data.errorCode : undefined;
-    return {
-      sent,
-      failure: new Error(
-        `Dapr bulk publish to ${topic} failed for ${count} of ${messages.length} messages${code === undefined ? "" : ` (${code})`}`,
-      ),
-    };
+    throw new Error(
+      `Dapr bulk publish to ${topic} failed for ${count} of ${messages.length} messages${code === undefined ? "" : ` (${code})`}`,
+    );
   }
 
-  /**
-   * Each message through the stable publish API. Like a bulk request, not atomic: returns what
-   * went out and, when something did not, the first error (thrown once the rest is remembered).
-   */
-  async function publishSingly(messages: readonly CheckedMessage[]): Promise<BulkOutcome> {
-    const results = await mapInParallel(messages, SINGLE_PUBLISH_PARALLELISM, async (message) => {
-      try {
-        await publishNow(message);
-        return { message };
-      } catch (error) {
-        return { message, error };
-      }
-    });
-    const failed = results.find((result) => "error" in result);
-    return {
-      sent: results.filter((result) => !("error" in result)).map((result) => result.message),
-      ...(failed === undefined ? {} : { failure: failed.error as Error }),
-    };
+  /** Each message through the stable publish API, some at once; throws the first failure. */
+  async function publishSingly(messages: readonly CheckedMessage[]): Promise<void> {
+    const failures = await mapInParallel(messages, SINGLE_PUBLISH_PARALLELISM, (message) =>
+      publishNow(message).then(
+        () => undefined,
+        (error: unknown) => ({ error }),
+      ),
+    );
+    const failed = failures.find((failure) => failure !== undefined);
+    if (failed !== undefined) throw failed.error;
   }
 
   return {
     publishNow,
     async publish(message) {
       const checked = outgoingMessageSchema.parse(message);
-      // Duplicate detection on publish, as Service Bus does on the message id: a relay that
-      // publishes again after a crash is dropped here. Two publishes racing both go out; the
-      // consumers' delivery ledger then runs the handler once.
-      if ((await options.state.get(publishedKey(checked))) !== undefined) {
-        logger.debug({ messageId: checked.id, topic: checked.topic }, "duplicate publish dropped");
-        return;
-      }
       if (checked.deliverAt !== undefined && checked.deliverAt.getTime() > Date.now()) {
         await options.deliverLater({ ...checked, deliverAt: checked.deliverAt }, publishNow);
       } else {
         await publishNow(checked);
       }
-      await rememberPublished(checked);
     },
     /**
      * Immediate messages go out through Dapr's bulk publish API, one request per topic (and per
      * chunk a Service Bus batch takes whole: bulk-publish-chunks.ts), or one by one without it
-     * (`bulkPublish: false`); delayed ones through `deliverLater`, one by one. The published-key
-     * dedupe is the same as `publish`'s. What went out is remembered as published even when some
-     * of the call failed, and then the call throws: the caller publishes it all again, and the
-     * copies of what went out are dropped here.
+     * (`bulkPublish: false`); delayed ones through `deliverLater`, one by one. A (topic, id) given
+     * twice in one call goes out once (the first). Not atomic: when part of the call fails it
+     * throws once the rest is out, and the caller publishes it all again; the consumers' ledgers
+     * drop the copies of what went out.
      */
     async publishMany(messages) {
-      const checked = messages.map((message) => outgoingMessageSchema.parse(message));
       const firsts = new Map<string, CheckedMessage>();
-      for (const message of checked) {
-        const key = publishedKey(message);
+      for (const message of messages.map((each) => outgoingMessageSchema.parse(each))) {
+        const key = `${message.topic}|${message.id}`;
         if (!firsts.has(key)) firsts.set(key, message);
       }
-      const seen = await mapInParallel([...firsts.values()], STATE_CALL_PARALLELISM, async (message) =>
-        (await options.state.get(publishedKey(message))) === undefined ? undefined : message,
-      );
-      const fresh = [...firsts.values()].filter((_, index) => seen[index] === undefined);
-      const duplicates = checked.length - fresh.length;
-      if (duplicates > 0) logger.debug({ duplicates }, "duplicate publishes dropped");
+      const fresh = [...firsts.values()];
+      if (fresh.length < messages.length) {
+        logger.debug({ duplicates: messages.length - fresh.length }, "duplicate ids in one publish dropped");
+      }
 
       const now = Date.now();
       const delayed = fresh.filter(
@@ -439,26 +403,16 @@ export async function createDaprMessageBus(options: DaprMessageBusOptions): Prom
           : [...byTopic].flatMap(([topic, group]) =>
               chunkForBulkPublish(group).map((entries) => publishBulk(topic, entries)),
             );
-      const outcomes = await Promise.allSettled<BulkOutcome>([
+      // Every part runs to its end before the first failure is thrown: the caller's retry then
+      // meets a quiet bus, not our own publishes still in flight.
+      const outcomes = await Promise.allSettled([
         ...immediate,
-        ...delayed.map(async (message) => {
-          await options.deliverLater({ ...message, deliverAt: message.deliverAt! }, publishNow);
-          return { sent: [message] };
-        }),
+        ...delayed.map((message) =>
+          options.deliverLater({ ...message, deliverAt: message.deliverAt! }, publishNow),
+        ),
       ]);
-
-      const sent: CheckedMessage[] = [];
-      let failure: unknown;
-      for (const outcome of outcomes) {
-        if (outcome.status === "rejected") {
-          failure ??= outcome.reason;
-        } else {
-          sent.push(...outcome.value.sent);
-          failure ??= outcome.value.failure;
-        }
-      }
-      await mapInParallel(sent, STATE_CALL_PARALLELISM, rememberPublished);
-      if (failure !== undefined) throw failure;
+      const failure = outcomes.find((outcome) => outcome.status === "rejected");
+      if (failure !== undefined) throw failure.reason;
     },
     async declareSubscription() {
       // Durable subscriptions belong to the broker and Dapr (see above): nothing to do.

@@ -40,8 +40,6 @@ describe("Dapr bus: publish time limit", () => {
       app: createDaprAppServer({ host: "127.0.0.1", port: 0, logger }),
       pubsubName: "matoolkit-pubsub",
       ledger: createDeliveryLedger({ state, rememberSeconds: 600, leaseSeconds: 60 }),
-      state,
-      dedupeWindowSeconds: 600,
       deliverLater: async () => undefined,
       logger,
     });
