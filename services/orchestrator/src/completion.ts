@@ -1,10 +1,9 @@
 import {
   countBatchMemberEnds,
-  getPhase,
   inTransaction,
   listPhases,
   countPhaseMemberOutcomes,
-  phaseHasOpenSteps,
+  phaseReadyToClose,
   transitionBatch,
   transitionPhase,
   type Db,
@@ -42,13 +41,10 @@ export async function runFollowUps(ctx: OrchestratorContext, followUps: FollowUp
  * Returns the batch id when the phase just became terminal.
  */
 export async function checkPhaseCompletion(db: Db, phaseId: number): Promise<number | undefined> {
-  const phase = await getPhase(db, phaseId);
-  if (phase === undefined || phase.status !== "dispatched") return undefined;
-  // phase-due is still creating the steps of later members (in chunks): not done, whatever the
-  // members started so far have finished. Its last chunk asks for this check again.
-  if (phase.stepsCreatedAt === null) return undefined;
-  // Runs after every result: one index probe while any step is open, the aggregate only once.
-  if (await phaseHasOpenSteps(db, phaseId)) return undefined;
+  // Runs after every result: one statement while the phase cannot close, the aggregate only once.
+  // Not while phase-due is still creating the steps of later members (in chunks), whatever the
+  // members started so far have finished: its last chunk asks for this check again.
+  if (!(await phaseReadyToClose(db, phaseId))) return undefined;
   // The end, its outcome and its notification commit together (issue 12): a reader never sees a
   // completed phase without its outcome, and the notification goes out iff this check won.
   return inTransaction(db, async (trx) => {
