@@ -10,8 +10,17 @@ type ClaimRecord =
       readonly leaseExpiresAt?: string;
       /** End of the key's memory, so a renewal keeps the TTL the claim was given. */
       readonly rememberUntil?: string;
+      /** The claim's TTL: a renewal remembers the claim that long from then (see `complete`). */
+      readonly rememberSeconds?: number;
     }
+  /** Written into the claim's own key before the done key existed: still read as completed. */
   | { readonly status: "completed"; readonly value: unknown };
+
+/** The outcome `complete` records, in a key of its own (`<key>|done`). */
+interface DoneRecord {
+  readonly status: "completed";
+  readonly value: unknown;
+}
 
 export interface DaprIdempotencyStoreOptions {
   /** Clock of the leases, ms since the epoch (tests). Owners on several hosts compare their clocks. */
@@ -28,6 +37,17 @@ export interface DaprIdempotencyStoreOptions {
  * both by an ETag-guarded replace, so of a renewal and a takeover (or of several takeovers) only
  * one write wins. Lease times are the claimers' clocks: keep them synchronised (NTP) well within
  * the lease (30 s by default).
+ *
+ * The outcome is a key of its own, `<key>|done`, written with one first-write: overwriting the
+ * claim cost two sidecar calls (a read for the ETag, then the conditional write: Dapr's save
+ * answers no ETag, and components-contrib's state.redis refuses a plain write to a key first
+ * written with first-write concurrency), at the end of every job, between its last side effect
+ * and its result (issue 29). So a claim that finds its key taken reads the done key first, and a
+ * takeover reads it again once it won (an owner completing meanwhile leaves the claim untouched).
+ * The done key is remembered `ttlSeconds` from completion, the claim `ttlSeconds` from its
+ * creation or last renewal: the claim can end first by at most the time since the last renewal
+ * (a lease, or a short job's run) — a delivery arriving in that moment, a week on, would find the
+ * key free.
  */
 export function createDaprIdempotencyStore(
   state: DaprStateStore,
@@ -40,7 +60,11 @@ export function createDaprIdempotencyStore(
     owner,
     leaseExpiresAt: new Date(now() + leaseSeconds * 1000).toISOString(),
     rememberUntil: new Date(now() + ttlSeconds * 1000).toISOString(),
+    rememberSeconds: ttlSeconds,
   });
+  const doneKey = (key: string) => `${key}|done`;
+  const readDone = async (key: string): Promise<DoneRecord | undefined> =>
+    (await state.get<DoneRecord>(doneKey(key)))?.value;
   const leaseLive = (record: ClaimRecord & { status: "in_progress" }): boolean =>
     record.leaseExpiresAt !== undefined && Date.parse(record.leaseExpiresAt) > now();
 
@@ -51,6 +75,8 @@ export function createDaprIdempotencyStore(
         if (await state.create(key, inProgress(owner, ttlSeconds, leaseSeconds), ttlSeconds)) {
           return { status: "claimed" };
         }
+        const done = await readDone(key);
+        if (done !== undefined) return { status: "completed", value: done.value };
         const existing = await state.get<ClaimRecord>(key);
         if (existing === undefined) continue;
         const stored = existing.value;
@@ -69,6 +95,9 @@ export function createDaprIdempotencyStore(
             // The owner stopped renewing: take the claim over. Only one ETag match can win.
             const record = inProgress(owner, ttlSeconds, leaseSeconds);
             if (await state.replace(key, record, existing.etag, ttlSeconds)) {
+              // The owner may have completed after our read of the done key: then it is done.
+              const late = await readDone(key);
+              if (late !== undefined) return { status: "completed", value: late.value };
               return {
                 status: "lost",
                 previousOwner: stored.owner ?? UNKNOWN_OWNER,
@@ -90,20 +119,32 @@ export function createDaprIdempotencyStore(
       const existing: StoredState<ClaimRecord> | undefined = await state.get<ClaimRecord>(key);
       const stored = existing?.value;
       if (existing === undefined || stored?.status !== "in_progress" || stored.owner !== owner) return false;
-      // Keep the memory the claim was given; a record without one keeps a lease's worth at least.
+      if ((await readDone(key)) !== undefined) return false;
+      // Remembered its TTL from now (so it outlives a done key written within the lease); a claim
+      // written before that was recorded keeps the end it was given, or a lease's worth at least.
       const rememberMs =
-        stored.rememberUntil === undefined ? leaseSeconds * 1000 : Date.parse(stored.rememberUntil) - now();
+        stored.rememberSeconds !== undefined
+          ? stored.rememberSeconds * 1000
+          : stored.rememberUntil === undefined
+            ? leaseSeconds * 1000
+            : Date.parse(stored.rememberUntil) - now();
       const renewed: ClaimRecord = {
         ...stored,
         leaseExpiresAt: new Date(now() + leaseSeconds * 1000).toISOString(),
+        rememberUntil: new Date(now() + Math.max(leaseSeconds * 1000, rememberMs)).toISOString(),
       };
       return state.replace(key, renewed, existing.etag, Math.max(leaseSeconds, rememberMs / 1000));
     },
     async complete(key, value, ttlSeconds) {
-      const record: ClaimRecord = { status: "completed", value };
-      await state.put(key, record, ttlSeconds);
+      const record: DoneRecord = { status: "completed", value };
+      if (await state.create(doneKey(key), record, ttlSeconds)) return;
+      // Recorded before (a completion retried after a lost answer, or another owner's): the last
+      // record wins, as when the outcome overwrote the claim.
+      await state.put(doneKey(key), record, ttlSeconds);
     },
     async release(key) {
+      // All of the key's memory: a released key is claimable, whatever was recorded.
+      await state.delete(doneKey(key));
       await state.delete(key);
     },
   };
