@@ -75,18 +75,6 @@ export async function phaseReadyToClose(db: Db, phaseExecutionId: number): Promi
   return row !== undefined;
 }
 
-/** Whether the phase has a step that is not terminal yet (one probe of step_executions_open_idx). */
-export async function phaseHasOpenSteps(db: Db, phaseExecutionId: number): Promise<boolean> {
-  const row = await db
-    .selectFrom("stepExecutions")
-    .select("id")
-    .where("phaseExecutionId", "=", phaseExecutionId)
-    .where("isOpen", "=", true)
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
 /**
  * Members with steps in the phase, those whose every step there succeeded (000: a phase is
  * completed when at least one member succeeded; a skipped step counts as done, issue 30, so a

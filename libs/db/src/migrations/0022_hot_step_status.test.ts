@@ -3,7 +3,7 @@ import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../connection.ts";
-import { insertSteps, listStepsByPhase, phaseHasOpenSteps, transitionStep } from "../steps.repository.ts";
+import { insertSteps, listStepsByPhase, phaseReadyToClose, transitionStep } from "../steps.repository.ts";
 import { seedBatch, stepRow } from "../../test/test-fixtures.ts";
 
 let testDb: TestDatabase;
@@ -68,14 +68,17 @@ describe("0022_hot_step_status", () => {
   it("takes a finished step out of the open steps, and a retry puts it back", async () => {
     const seeded = await seedBatch(db, 1);
     await insertSteps(db, [stepRow(seeded, seeded.members[0]!, 0)]);
+    // A dispatched phase whose steps are all created: only its open steps keep it from closing.
+    await sql`UPDATE phase_executions SET status = 'dispatched', steps_created_at = now()
+      WHERE id = ${seeded.phase.id}`.execute(db);
     const [step] = await listStepsByPhase(db, seeded.phase.id);
     await updatesOf("dispatch", step!.id);
-    expect(await phaseHasOpenSteps(db, seeded.phase.id)).toBe(true);
+    expect(await phaseReadyToClose(db, seeded.phase.id)).toBe(false);
 
     await updatesOf("fail", step!.id);
-    expect(await phaseHasOpenSteps(db, seeded.phase.id)).toBe(false);
+    expect(await phaseReadyToClose(db, seeded.phase.id)).toBe(true);
 
     await updatesOf("retry", step!.id);
-    expect(await phaseHasOpenSteps(db, seeded.phase.id)).toBe(true);
+    expect(await phaseReadyToClose(db, seeded.phase.id)).toBe(false);
   });
 });

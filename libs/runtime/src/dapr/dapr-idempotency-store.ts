@@ -8,7 +8,10 @@ type ClaimRecord =
       /** Absent on a claim written before leases: it reads as lost. */
       readonly owner?: string;
       readonly leaseExpiresAt?: string;
-      /** End of the key's memory, so a renewal keeps the TTL the claim was given. */
+      /**
+       * End of the key's memory. Read only for a claim without `rememberSeconds` (written by an
+       * earlier release, whose renewals keep this end); still written for such a release's readers.
+       */
       readonly rememberUntil?: string;
       /** The claim's TTL: a renewal remembers the claim that long from then (see `complete`). */
       readonly rememberSeconds?: number;
