@@ -46,6 +46,7 @@ import { createFunctionRegistry, startWorkerService } from "@matoolkit/worker";
 import { writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
+import { samplePostgresCpu } from "./postgres-cpu.ts";
 import { cpuSeconds, divertConsoleNarration, rssMb, startRealDapr, type RealDapr } from "./real-dapr.ts";
 import { installSidecarCounter } from "./sidecar-counter.ts";
 import { installSqlCounter, percentile } from "./sql-counter.ts";
@@ -242,9 +243,13 @@ try {
   // The retry batch runs WHILE the big batch runs: retry checks must not queue behind its backlog.
   const rss = sampleRss();
   const cpu = sampleCpu();
+  const serverCpu = await samplePostgresCpu(admin);
   const [run, retry] = await Promise.all([measureBatch(), measureRetryLag()]);
   const memory = rss.stop();
-  const cpuUsed = cpu.stop();
+  const cpuUsed = [
+    ...cpu.stop(),
+    ...(serverCpu === undefined ? [] : [{ role: "PostgreSQL server", seconds: serverCpu.stop() }]),
+  ];
   progress(`batch done: ${run.stepsPerSecond.toFixed(0)} executions/s`);
   const ratio = run.stepsPerSecond / bus1.messagesPerSecond;
   const cpuLine = cpuUsed.map(({ role, seconds }) => `${role} ${seconds.toFixed(1)}`).join(", ");
