@@ -1,4 +1,5 @@
 import { context, propagation, trace, type Tracer } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import {
@@ -23,8 +24,9 @@ export interface TracingOptions {
   /** `service.name` of the spans (OTEL_SERVICE_NAME; default matoolkit-<service>). */
   readonly serviceName: string;
   /**
-   * Where traces are exported (otlpTracesUrl below). Absent: spans are made (trace context still
-   * travels in every message and log correlation works) but not exported.
+   * Where traces are exported (otlpTracesUrl below). Absent (and no `exporter`): no spans are
+   * recorded; the trace context a request or message brings still travels in every message
+   * (startContextOnly).
    */
   readonly otlpTracesUrl?: string;
   /** How: OTLP over gRPC, or over HTTP (the default). */
@@ -51,6 +53,9 @@ export function startTracing(options: TracingOptions): Tracing {
   if (started !== undefined) {
     options.logger.debug({ serviceName: started.serviceName }, "tracing already started in this process");
     return { shutdown: async () => undefined };
+  }
+  if (options.exporter === undefined && options.otlpTracesUrl === undefined) {
+    return startContextOnly(options);
   }
   const spanProcessors: SpanProcessor[] = [];
   if (options.exporter !== undefined) spanProcessors.push(new SimpleSpanProcessor(options.exporter));
@@ -92,6 +97,34 @@ export function startTracing(options: TracingOptions): Tracing {
       if (started === undefined) return;
       started = undefined;
       await provider.shutdown();
+      disableGlobals();
+    },
+  };
+}
+
+/**
+ * No exporter: spans would be made only to be dropped (issue 29: recording them cost a step about
+ * a tenth of its time on the services' event loop), so no SDK is installed. The API then does what
+ * OpenTelemetry specifies without one: a span is a non-recording one carrying its parent's context
+ * ("Behavior of the API in the absence of an installed SDK",
+ * https://opentelemetry.io/docs/specs/otel/trace/api/#behavior-of-the-api-in-the-absence-of-an-installed-sdk).
+ * With the context manager and the propagator registered, the trace context a request or a message
+ * brings still travels on in every message (to Dapr's tracing, or a process that exports); a trace
+ * starts only where one came in.
+ */
+function startContextOnly(options: TracingOptions): Tracing {
+  disableGlobals();
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  started = { serviceName: options.serviceName };
+  options.logger.info(
+    { serviceName: options.serviceName, exporting: false },
+    "tracing started: trace context only (no OTLP endpoint: no spans recorded)",
+  );
+  return {
+    async shutdown() {
+      if (started === undefined) return;
+      started = undefined;
       disableGlobals();
     },
   };
