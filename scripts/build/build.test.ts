@@ -1,6 +1,4 @@
 import { spawn } from "node:child_process";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { arch, platform, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -114,56 +112,6 @@ describe("the production bundle", { timeout: 60_000 }, () => {
     const after = run(healthcheckName, ["admin-api"], { PORT: String(port) });
     expect(await after.exited).toBe(1);
     expect(after.output()).toContain(url);
-  });
-
-  it("exports traces from the span export thread bundled beside it (dist/span-export-thread.mjs)", async () => {
-    expect(built.threadEntries).toEqual(["span-export-thread.mjs"]);
-    const bundle = readFileSync(built.outfile, "utf8");
-    expect(bundle).toContain(`new URL("./span-export-thread.mjs", import.meta["url"])`);
-    // An OTLP/HTTP collector: every request it received, with its path and body.
-    const received: Array<{ path: string; contentType: string; body: Buffer }> = [];
-    const collector = createServer((request, response) => {
-      const chunks: Buffer[] = [];
-      request.on("data", (chunk: Buffer) => chunks.push(chunk));
-      request.on("end", () => {
-        received.push({
-          path: request.url ?? "",
-          contentType: request.headers["content-type"] ?? "",
-          body: Buffer.concat(chunks),
-        });
-        response.writeHead(200, { "content-type": "application/x-protobuf" }).end();
-      });
-    });
-    await new Promise<void>((resolveListen) => collector.listen(0, "127.0.0.1", resolveListen));
-    try {
-      const port = await freePort();
-      const api = run(bundleName, ["admin-api"], {
-        DATABASE_URL: database.url,
-        MATOOLKIT_MIGRATE_ON_START: "true",
-        MATOOLKIT_DATA_DIR: dataDir,
-        PORT: String(port),
-        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
-      });
-      while ((await healthz(`http://127.0.0.1:${port}/healthz`)) !== 200) {
-        if (api.child.exitCode !== null) throw new Error(`admin API exited:\n${api.output()}`);
-        await new Promise((resolvePoll) => setTimeout(resolvePoll, 100));
-      }
-      // A request the API traces (refused without a token: still a SERVER span).
-      expect((await fetch(`http://127.0.0.1:${port}/api/batches`)).status).toBe(401);
-      // Stopping flushes the spans through the thread.
-      api.child.kill("SIGTERM");
-      expect(await api.exited, api.output()).toBe(0);
-      expect(api.output()).not.toContain("span export thread failed");
-      const traces = received.filter((request) => request.path === "/v1/traces");
-      expect(traces.length).toBeGreaterThan(0);
-      expect(traces[0]!.contentType).toBe("application/x-protobuf");
-      // Protobuf carries strings as UTF-8: the resource's service name and the span's route are in it.
-      const payload = Buffer.concat(traces.map((request) => request.body)).toString("utf8");
-      expect(payload).toContain("matoolkit-admin-api");
-      expect(payload).toContain("/api/batches");
-    } finally {
-      await new Promise((resolveClose) => collector.close(resolveClose));
-    }
   });
 
   it("without DATABASE_URL and without the embedded binaries (as in the image) says to set DATABASE_URL", async () => {

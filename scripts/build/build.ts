@@ -20,51 +20,37 @@ export interface BuildResult {
   readonly bytes: number;
   /** npm packages the bundle imports (resolved at run time from node_modules). */
   readonly externals: readonly string[];
-  /** Worker threads' entry files written beside the bundle (`span-export-thread.mjs`). */
-  readonly threadEntries: readonly string[];
   /** Every file the bundle was made from (its metafile's inputs), relative to the repository. */
   readonly inputs: readonly string[];
 }
 
 export async function buildBundle(outdir = join(repoRoot, "dist")): Promise<BuildResult> {
   const outfile = join(resolve(outdir), bundleName);
-  const threadEntries = new Map<string, string>();
-  const bundle = (entry: string, out: string) =>
-    build({
-      entryPoints: [entry],
-      outfile: out,
-      bundle: true,
-      format: "esm",
-      platform: "node",
-      target: "node20",
-      sourcemap: true,
-      // The map serves stack traces (NODE_OPTIONS=--enable-source-maps); the sources stay out of it.
-      sourcesContent: false,
-      // Error classes and logs name constructors; keep those names through the bundler's renaming.
-      keepNames: true,
-      packages: "external",
-      plugins: [workspacePackages(), sourceRelativeImportMeta(dirname(outfile), threadEntries)],
-      metafile: true,
-      logLevel: "warning",
-    });
-  const result = await bundle(entryPoint, outfile);
-  const externals = new Set(externalPackages(result.metafile, readFileSync(outfile, "utf8")));
-  // Each worker thread's entry the bundle starts, bundled beside it (see threadEntryReference).
-  for (const [name, source] of threadEntries) {
-    const threadFile = join(dirname(outfile), `${name}.mjs`);
-    const thread = await bundle(source, threadFile);
-    for (const external of externalPackages(thread.metafile, readFileSync(threadFile, "utf8"))) {
-      externals.add(external);
-    }
-  }
-  assertProductionDependencies([...externals]);
+  const result = await build({
+    entryPoints: [entryPoint],
+    outfile,
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    sourcemap: true,
+    // The map serves stack traces (NODE_OPTIONS=--enable-source-maps); the sources stay out of it.
+    sourcesContent: false,
+    // Error classes and logs name constructors; keep those names through the bundler's renaming.
+    keepNames: true,
+    packages: "external",
+    plugins: [workspacePackages(), sourceRelativeImportMeta(dirname(outfile))],
+    metafile: true,
+    logLevel: "warning",
+  });
+  const externals = externalPackages(result.metafile, readFileSync(outfile, "utf8"));
+  assertProductionDependencies(externals);
   copyFileSync(join(import.meta.dirname, healthcheckName), join(dirname(outfile), healthcheckName));
   const output = result.metafile.outputs[relative(process.cwd(), outfile).split(sep).join("/")];
   return {
     outfile,
     bytes: output?.bytes ?? 0,
-    externals: [...externals].sort(),
-    threadEntries: [...threadEntries.keys()].map((name) => `${name}.mjs`).sort(),
+    externals,
     inputs: Object.keys(result.metafile.inputs)
       .map((input) => relative(repoRoot, resolve(input)).split(sep).join("/"))
       .sort(),
@@ -122,7 +108,7 @@ export function workspaceDirs(): string[] {
  * files next to its source (the dashboard's built assets, `createRequire(import.meta.url)`) finds
  * them where the repository layout (and the image, which keeps it under /app) puts them.
  */
-function sourceRelativeImportMeta(bundleDir: string, threadEntries: Map<string, string>): Plugin {
+function sourceRelativeImportMeta(bundleDir: string): Plugin {
   return {
     name: "matoolkit-source-relative-import-meta",
     setup(esbuild) {
@@ -130,7 +116,7 @@ function sourceRelativeImportMeta(bundleDir: string, threadEntries: Map<string, 
         if (!args.path.startsWith(repoRoot + sep) || args.path.includes(`${sep}node_modules${sep}`)) {
           return undefined;
         }
-        const source = threadEntryReference(readFileSync(args.path, "utf8"), args.path, threadEntries);
+        const source = readFileSync(args.path, "utf8");
         const loader = extname(args.path) === ".tsx" ? "tsx" : "ts";
         if (!/\bimport\.meta\.(url|dirname|filename)\b/.test(source)) return { contents: source, loader };
         const fromBundle = (path: string) => relative(bundleDir, path).split(sep).join("/");
@@ -147,28 +133,6 @@ function sourceRelativeImportMeta(bundleDir: string, threadEntries: Map<string, 
       });
     },
   };
-}
-
-/**
- * A worker thread's entry is a file named `*-thread.ts`, referenced as
- * `new URL("./name-thread.ts", import.meta.url)` (what `new Worker` is given). The image must hold it
- * as JavaScript: the reference becomes `./name-thread.mjs` relative to the bundle itself
- * (`import.meta["url"]`, which the rewrite above leaves as the bundle's URL), and the file is
- * recorded in `threadEntries` to be bundled there too.
- */
-function threadEntryReference(source: string, file: string, threadEntries: Map<string, string>): string {
-  return source.replace(
-    /new URL\(\s*"\.\/([\w-]+-thread)\.ts"\s*,\s*import\.meta\.url\s*\)/g,
-    (_reference, name: string) => {
-      const entry = join(dirname(file), `${name}.ts`);
-      const known = threadEntries.get(name);
-      if (known !== undefined && known !== entry) {
-        throw new Error(`two worker thread entries named ${name}.ts: ${known} and ${entry}`);
-      }
-      threadEntries.set(name, entry);
-      return `new URL(${JSON.stringify(`./${name}.mjs`)}, import.meta["url"])`;
-    },
-  );
 }
 
 /**

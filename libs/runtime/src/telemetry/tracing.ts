@@ -1,6 +1,9 @@
 import { context, propagation, trace, type Tracer } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import { OTLPTraceExporter as OTLPGrpcTraceExporter } from "@opentelemetry/exporter-trace-otlp-grpc";
+import { OTLPTraceExporter as OTLPJsonTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { OTLPTraceExporter as OTLPProtobufTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import {
   BatchSpanProcessor,
@@ -11,7 +14,6 @@ import {
 import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
 import { ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
 import type { Logger } from "../logger.ts";
-import { ThreadSpanExporter } from "./thread-span-exporter.ts";
 
 /** The instrumentation scope of every span this code base makes. */
 export const TRACER_NAME = "matoolkit";
@@ -60,16 +62,16 @@ export function startTracing(options: TracingOptions): Tracing {
   const spanProcessors: SpanProcessor[] = [];
   if (options.exporter !== undefined) spanProcessors.push(new SimpleSpanProcessor(options.exporter));
   if (options.otlpTracesUrl !== undefined) {
-    // Batched, and encoded and sent on a thread of its own (thread-span-exporter.ts): export never
-    // sits on a request's or a delivery's path, nor takes the services' event loop. Each protocol
-    // its own exporter package (span-export-thread.ts).
+    // Batched: export never sits on a request's or a delivery's path. Each protocol its own
+    // exporter package: -http sends JSON only, whatever OTEL_EXPORTER_OTLP_PROTOCOL says, so the
+    // default (http/protobuf) needs -proto (opentelemetry-js, experimental/packages/exporter-trace-otlp-proto).
     const protocol = options.otlpTracesProtocol ?? "http/protobuf";
-    const exporter = new ThreadSpanExporter({
-      protocol,
-      url: options.otlpTracesUrl,
-      onThreadFailure: (reason) =>
-        options.logger.warn({ reason }, "span export thread failed: spans dropped until it starts again"),
-    });
+    const exporter =
+      protocol === "grpc"
+        ? new OTLPGrpcTraceExporter({ url: options.otlpTracesUrl })
+        : protocol === "http/json"
+          ? new OTLPJsonTraceExporter({ url: options.otlpTracesUrl })
+          : new OTLPProtobufTraceExporter({ url: options.otlpTracesUrl });
     spanProcessors.push(new BatchSpanProcessor(exporter));
   }
   const provider = new NodeTracerProvider({
