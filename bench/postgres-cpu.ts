@@ -10,8 +10,9 @@ import { cpuSeconds } from "./real-dapr.ts";
  * read from /proc (proc(5): fields utime, stime; cutime, cstime of the postmaster for children
  * that exited and were waited for, e.g. a backend whose connection closed mid-run). The postmaster's
  * pid is the first line of `postmaster.pid` in the data directory (`SHOW data_directory`:
- * superusers and pg_read_all_settings only). Undefined where any of that is not so (a remote
- * server, no privilege, not Linux): the bench then prints no server figure rather than a wrong one.
+ * superusers and pg_read_all_settings only), and the bench's own connection is served by one of
+ * its children. Undefined where any of that is not so (a remote server, no privilege, not Linux):
+ * the bench then prints no server figure rather than a wrong one.
  */
 export async function samplePostgresCpu(admin: pg.Client): Promise<{ stop(): number } | undefined> {
   const postmaster = await postmasterPid(admin);
@@ -27,7 +28,11 @@ async function postmasterPid(admin: pg.Client): Promise<number | undefined> {
     const dataDirectory = rows[0]?.data_directory;
     if (dataDirectory === undefined) return undefined;
     const pid = Number(readFileSync(`${dataDirectory}/postmaster.pid`, "utf8").split("\n")[0]);
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+    if (!Number.isInteger(pid) || pid <= 0) return undefined;
+    // That file could be another server's (a local one with the same data directory while the
+    // bench measures a remote one): the admin connection's backend must be its child.
+    const backend = await admin.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
+    return parentPid(backend.rows[0]?.pid ?? 0) === pid ? pid : undefined;
   } catch {
     return undefined;
   }
@@ -37,17 +42,22 @@ async function postmasterPid(admin: pg.Client): Promise<number | undefined> {
 function serverCpuSeconds(postmaster: number): number {
   let total = cpuSeconds(postmaster) + exitedChildrenSeconds(postmaster);
   for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/u.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      // Field 4 of proc(5), the parent's pid.
-      if (Number(fields[1]) === postmaster) total += cpuSeconds(Number(entry));
-    } catch {
-      // Gone between the listing and the read: its time is in the postmaster's cutime now.
-    }
+    if (!/^\d+$/u.test(entry) || parentPid(Number(entry)) !== postmaster) continue;
+    // NaN when it exited since the listing: its time is in the postmaster's cutime now.
+    const seconds = cpuSeconds(Number(entry));
+    if (Number.isFinite(seconds)) total += seconds;
   }
   return total;
+}
+
+function parentPid(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Field 4 of proc(5), the parent's pid.
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  } catch {
+    return undefined;
+  }
 }
 
 function exitedChildrenSeconds(pid: number): number {
