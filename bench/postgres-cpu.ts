@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import type pg from "pg";
+import { procStatFields } from "./proc-stat.ts";
 import { cpuSeconds } from "./real-dapr.ts";
 
 /**
@@ -51,22 +52,13 @@ function serverCpuSeconds(postmaster: number): number {
 }
 
 function parentPid(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // Field 4 of proc(5), the parent's pid.
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-  } catch {
-    return undefined;
-  }
+  const fields = procStatFields(pid);
+  // Field 4 of proc(5), the parent's pid.
+  return fields === undefined ? undefined : Number(fields[1]);
 }
 
 function exitedChildrenSeconds(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    // Fields 16 and 17 of proc(5) (cutime, cstime), in clock ticks.
-    return (Number(fields[13]) + Number(fields[14])) / 100;
-  } catch {
-    return Number.NaN;
-  }
+  const fields = procStatFields(pid);
+  // Fields 16 and 17 of proc(5) (cutime, cstime), in clock ticks.
+  return fields === undefined ? Number.NaN : (Number(fields[13]) + Number(fields[14])) / 100;
 }

@@ -8,6 +8,7 @@
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
+import { procStatFields } from "./proc-stat.ts";
 import {
   renderDaprConfiguration,
   freePort,
@@ -111,14 +112,9 @@ export async function startRealDapr(env: Readonly<Record<string, string | undefi
 
 /** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
 export function cpuSeconds(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    // Fields 14 and 15 of proc(5) (utime, stime), in clock ticks (100 per second on Linux).
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return Number.NaN;
-  }
+  const fields = procStatFields(pid);
+  // Fields 14 and 15 of proc(5) (utime, stime), in clock ticks (100 per second on Linux).
+  return fields === undefined ? Number.NaN : (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /** Resident memory of a process now, in MB, from /proc (Linux). */
