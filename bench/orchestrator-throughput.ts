@@ -402,8 +402,8 @@ function sampleRss(): {
 /** CPU seconds used from now to stop(), by this process and by each Dapr daemon. */
 function sampleCpu(): { stop(): Array<{ role: string; seconds: number }> } {
   const own = process.cpuUsage();
-  // The services' event loop alone (Node ≥ 23.9): what a thread of its own (span export) takes
-  // off it shows here, while the process's figure counts every thread.
+  // The services' event loop alone (Node ≥ 23.9); the process's figure counts every thread (GC,
+  // libuv's pool) too.
   const loop = process.threadCpuUsage();
   const daemons = (dapr?.daemons ?? []).map(({ role, pid }) => ({ role, pid, before: cpuSeconds(pid) }));
   return {
