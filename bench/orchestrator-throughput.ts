@@ -242,15 +242,14 @@ try {
   progress(`raw bus: ${bus1.messagesPerSecond.toFixed(0)} messages/s; running the batch and the retry batch`);
   // The retry batch runs WHILE the big batch runs: retry checks must not queue behind its backlog.
   const rss = sampleRss();
-  const cpu = sampleCpu();
   // The CPU figures cover both batches: the retry batch may end after the big one.
-  const sampledSince = performance.now();
+  const cpu = sampleCpu();
   const serverCpu = await samplePostgresCpu(admin);
   const [run, retry] = await Promise.all([measureBatch(), measureRetryLag()]);
   const memory = rss.stop();
-  const sampledSeconds = (performance.now() - sampledSince) / 1000;
+  const { used: processCpu, seconds: sampledSeconds } = cpu.stop();
   const cpuUsed = [
-    ...cpu.stop(),
+    ...processCpu,
     ...(serverCpu === undefined ? [] : [{ role: "PostgreSQL server", seconds: serverCpu.stop() }]),
   ];
   progress(`batch done: ${run.stepsPerSecond.toFixed(0)} executions/s`);
@@ -399,8 +398,11 @@ function sampleRss(): {
   };
 }
 
-/** CPU seconds used from now to stop(), by this process and by each Dapr daemon. */
-function sampleCpu(): { stop(): Array<{ role: string; seconds: number }> } {
+/** CPU seconds used from now to stop(), by this process and by each Dapr daemon, and over how long. */
+function sampleCpu(): {
+  stop(): { used: Array<{ role: string; seconds: number }>; seconds: number };
+} {
+  const since = performance.now();
   const own = process.cpuUsage();
   // The services' event loop alone (Node ≥ 23.9); the process's figure counts every thread (GC,
   // libuv's pool) too.
@@ -410,11 +412,14 @@ function sampleCpu(): { stop(): Array<{ role: string; seconds: number }> } {
     stop() {
       const used = process.cpuUsage(own);
       const loopUsed = process.threadCpuUsage(loop);
-      return [
-        { role: "bench process", seconds: (used.user + used.system) / 1e6 },
-        { role: "its main thread", seconds: (loopUsed.user + loopUsed.system) / 1e6 },
-        ...daemons.map(({ role, pid, before }) => ({ role, seconds: cpuSeconds(pid) - before })),
-      ];
+      return {
+        used: [
+          { role: "bench process", seconds: (used.user + used.system) / 1e6 },
+          { role: "its main thread", seconds: (loopUsed.user + loopUsed.system) / 1e6 },
+          ...daemons.map(({ role, pid, before }) => ({ role, seconds: cpuSeconds(pid) - before })),
+        ],
+        seconds: (performance.now() - since) / 1000,
+      };
     },
   };
 }

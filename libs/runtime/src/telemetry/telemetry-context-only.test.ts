@@ -1,13 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { topics } from "@matoolkit/domain";
-import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { trace } from "@opentelemetry/api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createEmbeddedRuntime, type EmbeddedRuntime } from "../embedded/create-embedded-runtime.ts";
 import { createLogger } from "../logger.ts";
 import type { Delivery, MessageBus } from "../ports/index.ts";
+import { startEmbeddedTelemetry, type EmbeddedTelemetry } from "../../test/telemetry/embedded-telemetry.ts";
 import { parsePrometheusText, sampleValue } from "../../test/telemetry/prometheus-text.ts";
-import { startTelemetry, type Telemetry } from "./start-telemetry.ts";
+import type { Telemetry } from "./start-telemetry.ts";
 import { telemetryProperties } from "./trace-properties.ts";
 
 /**
@@ -16,27 +15,15 @@ import { telemetryProperties } from "./trace-properties.ts";
  * the queue lag is still measured. On the embedded runtime and a real database.
  */
 const logger = createLogger({ level: "silent", name: "telemetry-context-only-test" });
-let database: TestDatabase;
-let runtime: EmbeddedRuntime;
+let fixture: EmbeddedTelemetry;
 let telemetry: Telemetry;
 let bus: MessageBus;
 const results: Array<{ delivery: Delivery; recording: boolean }> = [];
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  runtime = await createEmbeddedRuntime({
-    connectionString: database.url,
-    db: database.db,
-    logger,
-    pollingIntervalSeconds: 0.1,
-  });
-  telemetry = await startTelemetry({
-    config: { metricsPort: 0, metricsHost: "127.0.0.1" },
-    service: "test",
-    logger,
-  });
+  fixture = await startEmbeddedTelemetry({ metricsPort: 0, metricsHost: "127.0.0.1" }, logger);
+  ({ telemetry, bus } = fixture);
   telemetry.readyWhen(Promise.resolve());
-  bus = telemetry.instrumentBus(runtime.bus, "embedded");
   // A job's handler publishes its result, as the worker does.
   await bus.subscribe({ topic: topics.workerJobs, name: "worker" }, async (delivery) => {
     await bus.publish({
@@ -52,9 +39,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await runtime?.stop();
-  await telemetry?.stop();
-  await database?.drop();
+  await fixture?.stop();
 });
 
 async function resultOf(jobId: string): Promise<{ delivery: Delivery; recording: boolean }> {

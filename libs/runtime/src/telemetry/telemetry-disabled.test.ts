@@ -1,56 +1,41 @@
 import { randomUUID } from "node:crypto";
 import { enqueueOutbox } from "@matoolkit/db";
 import { topics } from "@matoolkit/domain";
-import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
+import type { TestDatabase } from "@matoolkit/testing";
 import { trace } from "@opentelemetry/api";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createEmbeddedRuntime, type EmbeddedRuntime } from "../embedded/create-embedded-runtime.ts";
 import { createLogger } from "../logger.ts";
 import type { Delivery, MessageBus } from "../ports/index.ts";
+import { startEmbeddedTelemetry, type EmbeddedTelemetry } from "../../test/telemetry/embedded-telemetry.ts";
 import { parsePrometheusText, sampleValue } from "../../test/telemetry/prometheus-text.ts";
-import { startTelemetry, type Telemetry } from "./start-telemetry.ts";
+import type { Telemetry } from "./start-telemetry.ts";
 
 /**
  * OTEL_SDK_DISABLED=true (platform-config.ts → `sdkDisabled`): a process that collects no traces
  * pays nothing per message for them, and still answers its health and metrics paths.
  */
 const logger = createLogger({ level: "silent", name: "telemetry-disabled-test" });
+let fixture: EmbeddedTelemetry;
 let database: TestDatabase;
-let runtime: EmbeddedRuntime;
 let telemetry: Telemetry;
 let bus: MessageBus;
 const deliveries: Array<{ delivery: Delivery; traced: boolean }> = [];
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  runtime = await createEmbeddedRuntime({
-    connectionString: database.url,
-    db: database.db,
+  fixture = await startEmbeddedTelemetry(
+    { sdkDisabled: true, metricsPort: 0, metricsHost: "127.0.0.1", otlpEndpoint: "http://127.0.0.1:9" },
     logger,
-    pollingIntervalSeconds: 0.1,
-  });
-  telemetry = await startTelemetry({
-    config: {
-      sdkDisabled: true,
-      metricsPort: 0,
-      metricsHost: "127.0.0.1",
-      otlpEndpoint: "http://127.0.0.1:9",
-    },
-    service: "test",
-    logger,
-  });
+  );
+  ({ database, telemetry, bus } = fixture);
   telemetry.readyWhen(Promise.resolve());
-  bus = telemetry.instrumentBus(runtime.bus, "embedded");
   await bus.subscribe({ topic: topics.workerResults, name: "orchestrator" }, async (delivery) => {
     deliveries.push({ delivery, traced: trace.getActiveSpan()?.isRecording() ?? false });
   });
 });
 
 afterAll(async () => {
-  await runtime?.stop();
-  await telemetry?.stop();
-  await database?.drop();
+  await fixture?.stop();
 });
 
 describe("telemetry disabled (OTEL_SDK_DISABLED)", () => {

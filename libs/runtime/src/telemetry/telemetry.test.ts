@@ -1,17 +1,17 @@
 import { randomUUID } from "node:crypto";
 import { enqueueOutbox } from "@matoolkit/db";
 import { topics } from "@matoolkit/domain";
-import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
+import type { TestDatabase } from "@matoolkit/testing";
 import { context, trace } from "@opentelemetry/api";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createEmbeddedRuntime, type EmbeddedRuntime } from "../embedded/create-embedded-runtime.ts";
 import { createLogger } from "../logger.ts";
 import { startOutboxRelay, type OutboxRelay } from "../outbox/outbox-relay.ts";
 import type { Delivery, MessageBus } from "../ports/index.ts";
 import { startInMemoryTracing, type InMemoryTracing } from "../../test/telemetry/in-memory-tracing.ts";
+import { startEmbeddedTelemetry, type EmbeddedTelemetry } from "../../test/telemetry/embedded-telemetry.ts";
 import { parsePrometheusText, sampleValue } from "../../test/telemetry/prometheus-text.ts";
-import { startTelemetry, type Telemetry } from "./start-telemetry.ts";
+import type { Telemetry } from "./start-telemetry.ts";
 import { telemetryProperties } from "./trace-properties.ts";
 import { matoolkitTracer, otlpTracesUrl } from "./tracing.ts";
 
@@ -22,8 +22,8 @@ import { matoolkitTracer, otlpTracesUrl } from "./tracing.ts";
  */
 const logger = createLogger({ level: "silent", name: "telemetry-test" });
 let tracing: InMemoryTracing;
+let fixture: EmbeddedTelemetry;
 let database: TestDatabase;
-let runtime: EmbeddedRuntime;
 let telemetry: Telemetry;
 let bus: MessageBus;
 let relay: OutboxRelay;
@@ -33,21 +33,10 @@ const deliveries: Array<{ delivery: Delivery; spanId: string | undefined }> = []
 
 beforeAll(async () => {
   tracing = startInMemoryTracing("telemetry-test");
-  database = await createTestDatabase();
-  runtime = await createEmbeddedRuntime({
-    connectionString: database.url,
-    db: database.db,
-    logger,
-    pollingIntervalSeconds: 0.1,
-  });
+  fixture = await startEmbeddedTelemetry({ metricsPort: 0, metricsHost: "127.0.0.1" }, logger);
+  ({ database, telemetry, bus } = fixture);
   const ready = new Promise<void>((resolve) => (markReady = resolve));
-  telemetry = await startTelemetry({
-    config: { metricsPort: 0, metricsHost: "127.0.0.1" },
-    service: "test",
-    logger,
-  });
   telemetry.readyWhen(ready);
-  bus = telemetry.instrumentBus(runtime.bus, "embedded");
   await bus.subscribe({ topic: topics.orchestratorEvents, name: "orchestrator" }, async (delivery) => {
     deliveries.push({ delivery, spanId: trace.getActiveSpan()?.spanContext().spanId });
   });
@@ -60,9 +49,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await relay?.stop();
-  await runtime?.stop();
-  await telemetry?.stop();
-  await database?.drop();
+  await fixture?.stop();
   await tracing?.shutdown();
 });
 
