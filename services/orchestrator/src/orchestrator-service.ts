@@ -8,6 +8,7 @@ import {
   routingProperties,
   workerResultMessageSchema,
   type OrchestratorEvent,
+  type OrchestratorEventType,
   type WorkerResultMessage,
 } from "@matoolkit/domain";
 import {
@@ -136,6 +137,22 @@ export async function startOrchestratorService(options: OrchestratorOptions): Pr
   await options.bus.subscribe({ ...orchestratorEventsSubscription, concurrency }, (delivery) =>
     handleOrchestratorEvent(ctx, delivery),
   );
+  if (options.bus.consumeInTransaction !== undefined) {
+    // Retry and poll checks are most of this topic's messages once steps retry or poll (a
+    // polling step sends one per interval until it completes), each alone was a transaction of
+    // its own with a fetch before and a delete after. The embedded bus hands them out in batches
+    // inside one transaction, in the order they fall due; the subscription above takes the other
+    // events (and may take a check too, handled the same way).
+    await options.bus.consumeInTransaction(
+      {
+        ...orchestratorEventsSubscription,
+        batchSize: CHECKS_PER_TRANSACTION,
+        only: { property: routingProperties.messageType, values: selfCheckTypes },
+      },
+      (take) => takeSelfChecks(ctx, take),
+      (delivery) => handleOrchestratorEvent(ctx, delivery),
+    );
+  }
   // Results are many and alike: the deliveries in flight at once are processed as one batch in
   // one transaction (handleWorkerResults), so more of them in flight means fewer transactions.
   const results = createGroupCommit<WorkerResultMessage>({
@@ -187,6 +204,41 @@ export async function startOrchestratorService(options: OrchestratorOptions): Pr
 }
 
 export async function handleOrchestratorEvent(ctx: OrchestratorContext, delivery: Delivery): Promise<void> {
+  const event = parseOrchestratorEvent(delivery);
+  if (event.type === "batch-changed") {
+    // A nudge for the workflow host: no transaction of its own.
+    await ctx.batchChanged?.(event.body.BatchId);
+    return;
+  }
+  await inHandlerTransaction(ctx, (scope) => route(scope, event));
+}
+
+/** The orchestrator's own delayed checks (000 "Retry Protocol", "Polling Protocol"). */
+const selfCheckTypes = ["retry-check", "poll-check"] as const satisfies readonly OrchestratorEventType[];
+/**
+ * Checks handled in one transaction at most: each is a few statements (its execution, batch and
+ * member read, the dispatch), and the transaction holds their locks until it commits.
+ */
+const CHECKS_PER_TRANSACTION = 32;
+
+/**
+ * One batch of retry and poll checks taken inside their transaction, each handled as alone
+ * (`route`: the same handlers, the same guards) in that one transaction. A check that throws
+ * fails the batch, and then every check of it goes one by one (consumeInTransaction's fallback),
+ * where it fails alone; the followUps of all of them run after the one commit.
+ */
+async function takeSelfChecks(ctx: OrchestratorContext, take: TakeDeliveries): Promise<void> {
+  await inHandlerTransaction(ctx, async (scope) => {
+    for (const delivery of await take(scope.trx)) {
+      const event = parseOrchestratorEvent(delivery);
+      if (event.type === "batch-changed") throw new Error("a batch-changed event taken as a check");
+      await route(scope, event);
+    }
+  });
+}
+
+/** A delivery of orchestrator-events as its typed event; a malformed one is non-retriable. */
+function parseOrchestratorEvent(delivery: Delivery): OrchestratorEvent {
   const type = delivery.properties[routingProperties.messageType];
   // A malformed message will never become valid: the bus dead-letters a non-retriable error at
   // once (with this reason) instead of retrying it ten times, and goes on with the next message.
@@ -200,13 +252,7 @@ export async function handleOrchestratorEvent(ctx: OrchestratorContext, delivery
   if (!parsed.success) {
     throw new InvalidMessageError(`${type} body`, parsed.error);
   }
-  const event = { type, body: parsed.data } as OrchestratorEvent;
-  if (event.type === "batch-changed") {
-    // A nudge for the workflow host: no transaction of its own.
-    await ctx.batchChanged?.(event.body.BatchId);
-    return;
-  }
-  await inHandlerTransaction(ctx, (scope) => route(scope, event));
+  return { type, body: parsed.data } as OrchestratorEvent;
 }
 
 /** Worker results handled together in one transaction (see handleWorkerResults). */

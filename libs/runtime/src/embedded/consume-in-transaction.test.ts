@@ -242,4 +242,67 @@ describe("embedded bus: consumeInTransaction", () => {
     expect(await handledIn(table)).toEqual(["x1", "x2"]);
     expect(await queued(name)).toEqual({ created: 1 });
   });
+
+  it("with `only`, takes just the messages it names, in the order they fell due, and the subscription's fetching consumer leaves them to it", async () => {
+    const bus = await open();
+    const name = unique("only");
+    const table = await recordTable();
+    const batches: string[][] = [];
+    const fetched: string[] = [];
+    const subscription = { topic: topics.workerResults, name };
+    const kind = (id: string, value: string, deliverAt?: Date) => ({
+      ...message(id),
+      properties: { Kind: value },
+      ...(deliverAt === undefined ? {} : { deliverAt }),
+    });
+    const soon = (ms: number) => new Date(Date.now() + ms);
+    // Ids of their own: the bus drops an id another test of this file published (its dedupe).
+    // Queued before any consumer runs. Published first, due last: in publish order a take
+    // would hand "check-late" out first.
+    await bus.declareSubscription(subscription);
+    await bus.publishMany([
+      kind("check-late", "check", soon(600)),
+      kind("check-early", "check", soon(300)),
+      kind("check-now", "check"),
+    ]);
+    await bus.publishMany([kind("event-a1", "event"), message("no-kind-a"), kind("event-a2", "event")]);
+    await new Promise((resolve) => setTimeout(resolve, 800));
+
+    await bus.consumeInTransaction!(
+      { ...subscription, batchSize: 10, only: { property: "Kind", values: ["check", "poll"] } },
+      recordingBatches(table, batches),
+      neverFallback,
+    );
+    await bus.subscribe({ ...subscription, concurrency: 4 }, async (delivery) => {
+      fetched.push(delivery.id);
+    });
+
+    await waitUntil(async () =>
+      expect(await handledIn(table)).toEqual(["check-early", "check-late", "check-now"]),
+    );
+    expect(batches).toEqual([["check-now", "check-early", "check-late"]]);
+    await waitUntil(() => expect([...fetched].sort()).toEqual(["event-a1", "event-a2", "no-kind-a"]));
+    // Published while both consume: a check still goes to the transactional consumer only.
+    await bus.publishMany([kind("check-after", "check"), kind("event-a3", "event")]);
+    await waitUntil(async () => expect(await handledIn(table)).toContain("check-after"));
+    await waitUntil(() => expect(fetched).toContain("event-a3"));
+    expect(fetched).not.toContain("check-after");
+    await waitUntil(async () => expect(await queued(name)).toEqual({}));
+  });
+
+  it("refuses an `only` that names no value, saying which field is wrong", async () => {
+    const bus = await open();
+    await expect(
+      bus.consumeInTransaction!(
+        {
+          topic: topics.workerResults,
+          name: unique("only-empty"),
+          batchSize: 4,
+          only: { property: "Kind", values: [] },
+        },
+        async () => {},
+        neverFallback,
+      ),
+    ).rejects.toThrow(/values/);
+  });
 });

@@ -12,6 +12,7 @@ import type {
   MessageBus,
   OutgoingMessage,
   Subscription,
+  TakeOnly,
   TransactionalBatchHandler,
   TransactionalSubscription,
 } from "../ports/index.ts";
@@ -46,6 +47,14 @@ export interface PgBossMessageBusOptions extends BusTuning {
 const dedupeSweepEveryMs = 5 * 60_000;
 /** A transactional batch: at least one message, at most what one statement should carry. */
 const transactionalBatchSize = z.number().int().min(1).max(1000);
+/** TransactionalSubscription.only: a property name and the values to take (an empty list would take nothing). */
+const takeOnlySchema = z
+  .object({
+    property: z.string().min(1).max(200),
+    values: z.array(z.string().min(1).max(200)).min(1).max(100),
+  })
+  .strict()
+  .optional();
 /** Concurrent `publish` calls flushed in one transaction at most (statements stay small). */
 const maxPublishGroup = 500;
 
@@ -111,6 +120,10 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
   // The job behind each delivery handed out, for settleDelivery (settle-deliveries.ts). Handlers'
   // ends share statements like publishes do; one idempotency key once per statement.
   const tickets: DeliveryTickets = new WeakMap();
+  // Per queue, the messages a transactional consumer of this bus takes (consumeInTransaction
+  // with `only`): the queue's fetching consumer here leaves them to it.
+  const takenInTransaction = new Map<string, TakeOnly>();
+  const leftOut = (queue: string): TakeOnly | undefined => takenInTransaction.get(queue);
   const settleOne = createBatchedStatement<SettleItem, PublishOutcome[]>({
     maxBatch: maxPublishGroup,
     keyOf: (item) => item.outcome.key,
@@ -225,6 +238,7 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
         subscription,
         tickets,
         handler: logFailures(subscription, handler),
+        leftOut,
       });
       await keep(registered.queue, registered.consumer);
     },
@@ -236,6 +250,7 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
     ) {
       if (stopped) throw new Error("The message bus is stopped");
       const batchSize = transactionalBatchSize.parse(subscription.batchSize);
+      const only = takeOnlySchema.parse(subscription.only);
       // The subscription as `subscribe` declares it, and its consumer, which fetches nothing: it
       // runs a failed batch's messages one by one (startJobsAgain), with pg-boss's retries.
       const registered = await registerSubscription({
@@ -249,13 +264,14 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
         fetches: false,
       });
       const { queue } = registered;
+      if (only !== undefined) takenInTransaction.set(queue, only);
       const consumer = startTransactionalConsumer({
         queue,
         batchSize,
         pollIntervalMs: tuning.pollingIntervalSeconds * 1000,
         logger,
         handleBatch,
-        take: (trx, limit) => takeJobs(trx, queue, limit),
+        take: (trx, limit) => takeJobs(trx, queue, limit, only),
         toDelivery,
         startAgain: (ids) => startJobsAgain(db, queue, ids),
         fallback: registered.consumer,

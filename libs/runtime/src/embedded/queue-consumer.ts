@@ -30,6 +30,12 @@ export interface QueueConsumerOptions {
    * fallback, take-jobs.ts). Default true.
    */
   readonly fetches?: boolean;
+  /**
+   * Fetches up to `limit` jobs in place of pg-boss's fetch, or undefined for pg-boss's (a
+   * consumer that leaves some messages to a transactional one: fetchJobsLeavingOut). Asked at
+   * every fetch: the transactional consumer may start after this one.
+   */
+  readonly fetchInstead?: (limit: number) => Promise<QueueJob[]> | undefined;
 }
 
 /** What the bus holds of any consumer of a queue: woken by the queue's NOTIFYs, stopped with it. */
@@ -200,7 +206,9 @@ export function startQueueConsumer(options: QueueConsumerOptions): QueueConsumer
       notified = false;
       lastFetchAt = now;
       try {
-        const jobs = await boss.fetch<unknown>(queue, { batchSize: free, includeMetadata: true });
+        const jobs: readonly QueueJob[] =
+          (await options.fetchInstead?.(free)) ??
+          (await boss.fetch<unknown>(queue, { batchSize: free, includeMetadata: true }));
         backlog = jobs.length >= free;
         for (const job of jobs) track(job);
       } catch (error) {

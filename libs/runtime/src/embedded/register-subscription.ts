@@ -4,13 +4,14 @@ import type PgBoss from "pg-boss";
 import { z } from "zod";
 import type { Logger } from "../logger.ts";
 import { MAX_DELIVERY_ATTEMPTS } from "../ports/index.ts";
-import type { Delivery, DeliveryHandler, Subscription } from "../ports/index.ts";
+import type { Delivery, DeliveryHandler, Subscription, TakeOnly } from "../ports/index.ts";
 import { busSchema } from "./bus-tables.ts";
 import type { ResolvedBusTuning } from "./bus-tuning.ts";
 import { messageEnvelopeSchema, topicSchema } from "./message-envelope.ts";
 import type { FailureOutput } from "./message-envelope.ts";
 import { startQueueConsumer } from "./queue-consumer.ts";
 import { setQueueFillFactor } from "./queue-fill-factor.ts";
+import { fetchJobsLeavingOut } from "./take-jobs.ts";
 import type { DeliveryTicket, DeliveryTickets } from "./settle-deliveries.ts";
 import type { QueueConsumer, QueueJob } from "./queue-consumer.ts";
 import { assertSubscriptionName, deadLetterQueue, subscriptionQueue } from "./queue-names.ts";
@@ -34,6 +35,11 @@ export interface RegisterSubscriptionInput {
   readonly tickets?: DeliveryTickets;
   /** false: the consumer runs only the jobs handed to it (QueueConsumerOptions.fetches). */
   readonly fetches?: boolean;
+  /**
+   * The messages of this queue a transactional consumer takes (TransactionalSubscription.only),
+   * which this one leaves to it; asked at every fetch. Undefined: it fetches every message.
+   */
+  readonly leftOut?: (queue: string) => TakeOnly | undefined;
 }
 
 /**
@@ -89,6 +95,10 @@ export async function registerSubscription(
     lockSeconds: tuning.lockSeconds,
     logger: input.logger,
     ...(input.fetches === undefined ? {} : { fetches: input.fetches }),
+    fetchInstead: (limit) => {
+      const leftOut = input.leftOut?.(queue);
+      return leftOut === undefined ? undefined : fetchJobsLeavingOut(input.db, queue, limit, leftOut);
+    },
     handle: async (job) => {
       const delivery = toDelivery(job);
       const ticket: DeliveryTicket = { queue, jobId: job.id, state: "open" };

@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import type { AnyKysely } from "../any-kysely.ts";
 import { bossSchema } from "./bus-tables.ts";
+import type { TakeOnly } from "../ports/index.ts";
 import type { QueueJob } from "./queue-consumer.ts";
 
 interface TakenRow {
@@ -18,11 +19,20 @@ interface TakenRow {
  * (a non-HOT update: its partial indexes test `state`) and the consumer deletes it once handled,
  * this is one delete (issue 29).
  *
+ * With `only` (TransactionalSubscription.only), only the messages it names, in the order they
+ * fell due (`dueOrder`); the queue's other messages stay for its fetching consumer.
+ *
  * `retryCount` is what pg-boss's fetch would have set: a job started before (delivered, then
  * failed or its lock expired) counts one more delivery; a batch that rolled back counted nothing.
  */
-export async function takeJobs(trx: AnyKysely, queue: string, limit: number): Promise<QueueJob[]> {
+export async function takeJobs(
+  trx: AnyKysely,
+  queue: string,
+  limit: number,
+  only?: TakeOnly,
+): Promise<QueueJob[]> {
   const job = sql.table(`${bossSchema}.job`);
+  const order = only === undefined ? publishOrder : dueOrder;
   const { rows } = await sql<TakenRow>`
     WITH chosen AS MATERIALIZED (
       -- Chosen once, in a CTE: as \`id IN (subquery)\` PostgreSQL may run the subquery again for
@@ -30,17 +40,55 @@ export async function takeJobs(trx: AnyKysely, queue: string, limit: number): Pr
       -- past the LIMIT (seen here: a batch of 8 took 30).
       SELECT id FROM ${job}
       WHERE name = ${queue} AND state < 'active' AND start_after < now()
-      ORDER BY priority DESC, created_on, id
+      ${only === undefined ? sql`` : sql`AND data -> 'properties' ->> ${only.property} = ANY(${[...only.values]}::text[])`}
+      ORDER BY ${order}
       LIMIT ${limit}
       FOR UPDATE SKIP LOCKED
     ), taken AS (
       DELETE FROM ${job} AS j USING chosen
       WHERE j.name = ${queue} AND j.id = chosen.id
-      RETURNING j.id, j.data, j.priority, j.created_on,
+      RETURNING j.id, j.data, j.priority, j.start_after, j.created_on,
         CASE WHEN j.started_on IS NOT NULL THEN j.retry_count + 1 ELSE j.retry_count END AS retry_count
     )
-    SELECT id, data, retry_count FROM taken ORDER BY priority DESC, created_on, id
+    SELECT id, data, retry_count FROM taken ORDER BY ${order}
   `.execute(trx);
+  return rows.map(queueJobOf);
+}
+
+/**
+ * pg-boss's fetch (`fetchNextJob`: the same selection, order, `active` marking and retry count)
+ * of the jobs `leftOut` does NOT name: the fetching consumer of a subscription whose messages of
+ * one kind a transactional consumer takes (TransactionalSubscription.only) leaves those to it,
+ * or it would take most of them first (seen here: of 2,000 retry checks due during a batch, the
+ * batches took 418). A message without the property is fetched. Our subscription queues use
+ * pg-boss's standard policy, so its singleton grouping has nothing to do here.
+ */
+export async function fetchJobsLeavingOut(
+  db: AnyKysely,
+  queue: string,
+  limit: number,
+  leftOut: TakeOnly,
+): Promise<QueueJob[]> {
+  const job = sql.table(`${bossSchema}.job`);
+  const { rows } = await sql<TakenRow>`
+    WITH chosen AS MATERIALIZED (
+      SELECT id FROM ${job}
+      WHERE name = ${queue} AND state < 'active' AND start_after < now()
+        AND NOT coalesce(data -> 'properties' ->> ${leftOut.property} = ANY(${[...leftOut.values]}::text[]), false)
+      ORDER BY ${publishOrder}
+      LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED
+    ), fetched AS (
+      UPDATE ${job} AS j SET
+        state = 'active',
+        started_on = now(),
+        retry_count = CASE WHEN j.started_on IS NOT NULL THEN j.retry_count + 1 ELSE j.retry_count END
+      FROM chosen
+      WHERE j.name = ${queue} AND j.id = chosen.id
+      RETURNING j.id, j.data, j.retry_count, j.priority, j.created_on
+    )
+    SELECT id, data, retry_count FROM fetched ORDER BY ${publishOrder}
+  `.execute(db);
   return rows.map(queueJobOf);
 }
 
@@ -72,6 +120,18 @@ export async function startJobsAgain(
     return row === undefined ? [] : [queueJobOf(row)];
   });
 }
+
+/** pg-boss's fetch order (`fetchNextJob`), served by `matoolkit_job_fetch_order`. */
+const publishOrder = sql`priority DESC, created_on, id`;
+/**
+ * The order of a filtered take (`only`): as the messages fell due. The kind a filtered take is
+ * for (retry and poll checks) is published with a delay and is mostly not yet due. In publish
+ * order every take would walk past all of those (a 60 s poll interval over 10,000 polling steps
+ * keeps ~10,000 of them queued); in due order pg-boss's own index on (name, start_after)
+ * (`job_i5`, node_modules/pg-boss/src/plans.js) reads the due ones only and stops at the limit.
+ * Priority is left out: the bus publishes every message at priority 0 (publish-message.ts).
+ */
+const dueOrder = sql`start_after, created_on, id`;
 
 function queueJobOf(row: TakenRow): QueueJob {
   return { id: row.id, data: row.data, retryCount: row.retry_count };

@@ -86,6 +86,20 @@ export type TransactionalBatchHandler = (take: TakeDeliveries) => Promise<void>;
 export interface TransactionalSubscription extends Subscription {
   /** Messages taken in one transaction at most. */
   readonly batchSize: number;
+  /**
+   * Take only the messages whose `property` has one of `values`, in the order they fall due
+   * (`deliverAt`, then publish order); the others are left to the subscription's `subscribe`
+   * consumer, which must exist and may take matching ones too. For a kind of message that is
+   * many and alike among others that are not (the orchestrator's retry and poll checks among its
+   * events). Absent: every message, in publish order.
+   */
+  readonly only?: TakeOnly;
+}
+
+/** Which messages a transactional consumer takes (TransactionalSubscription.only). */
+export interface TakeOnly {
+  readonly property: string;
+  readonly values: readonly string[];
 }
 
 export interface MessageBus {
