@@ -60,8 +60,9 @@ export const platformConfigSchema = z
     dedupeWindowSeconds: z.coerce.number().int().positive().default(600),
     /**
      * Connections of this process's pool. Each worker slot holds one briefly per job (claim,
-     * record), the orchestrator one per result batch, the relay two per pass: with the default
-     * worker concurrency, 10 made jobs queue for a connection rather than for work.
+     * record), the orchestrator one per result batch and per batch of retry and poll checks
+     * (four at once), the relay two per pass: with the default worker concurrency, 10 made jobs
+     * queue for a connection rather than for work.
      */
     databasePoolSize: z.coerce.number().int().min(2).max(500).default(30),
     /**
