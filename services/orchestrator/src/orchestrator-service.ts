@@ -42,6 +42,8 @@ import { RunbookCache } from "./runbook-cache.ts";
 import { resendStalledJobs } from "./stalled-jobs.ts";
 import { timeOutStuckExecutions } from "./stuck-executions.ts";
 import { createBatchWorkflowHost } from "./workflow/batch-workflow-host.ts";
+import { lockBatchInfosOfExecutions } from "./batch-info.ts";
+import { refFromCorrelation } from "./executions.ts";
 import { startNotifier, type NotifierOptions } from "./notifications/notifier.ts";
 import type { EmailNotifier } from "./notifications/email-notifier.ts";
 import type { SecretKeyring } from "@matoolkit/platform";
@@ -229,17 +231,27 @@ const CHECK_BATCHES_AT_ONCE = 4;
 
 /**
  * One batch of retry and poll checks taken inside their transaction, each handled as alone
- * (`route`: the same handlers, the same guards) in that one transaction. A check that throws
+ * (`route`: the same handlers, the same guards) in that one transaction, after their batches
+ * were share-locked together. A check that throws
  * fails the batch, and then every check of it goes one by one (consumeInTransaction's fallback),
  * where it fails alone; the followUps of all of them run after the one commit.
  */
 async function takeSelfChecks(ctx: OrchestratorContext, take: TakeDeliveries): Promise<void> {
   await inHandlerTransaction(ctx, async (scope) => {
-    for (const delivery of await take(scope.trx)) {
-      const event = parseOrchestratorEvent(delivery);
-      if (event.type === "batch-changed") throw new Error("a batch-changed event taken as a check");
-      await route(scope, event);
-    }
+    const checks = (await take(scope.trx)).map(parseOrchestratorEvent).map((event) => {
+      if (event.type !== "retry-check" && event.type !== "poll-check")
+        throw new Error(`a ${event.type} event was taken as a check`);
+      return event;
+    });
+    if (checks.length === 0) return;
+    // Every check's batch share-locked first, in one statement, before any execution row: the
+    // order a pause or cancel takes them (docs/architecture-operations.md), which a second check's
+    // own batch lock, taken after the first check locked its execution, would break.
+    await lockBatchInfosOfExecutions(
+      scope.trx,
+      checks.map((check) => refFromCorrelation(check.body.IsInitStep, check.body.StepExecutionId)),
+    );
+    for (const check of checks) await route(scope, check);
   });
 }
 

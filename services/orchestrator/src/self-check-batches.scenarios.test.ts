@@ -1,0 +1,125 @@
+import { pauseBatch } from "@matoolkit/commands";
+import { routingProperties, topics, type WorkerResultMessage } from "@matoolkit/domain";
+import { orchestratorEventsSubscription } from "@matoolkit/runtime";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { processWorkerResults } from "./orchestrator-service.ts";
+import {
+  eventually,
+  membersWith,
+  phaseDueBody,
+  publishEvent,
+  runbookYaml,
+  seedBatch,
+  startHarness,
+  type Harness,
+} from "../test/test-harness.ts";
+import { stepsOf, transitionsOf, type StepView } from "../test/test-queries.ts";
+
+/**
+ * On the embedded bus, retry and poll checks are taken in batches inside one transaction
+ * (`takeSelfChecks`, consumeInTransaction with `only`). What must hold whatever batch a check
+ * lands in: each retry dispatched once, a paused batch's checks sending nothing, and a malformed
+ * check failing alone (dead-lettered) while the checks taken with it still dispatch.
+ * The worker never answers (Hold on a closed gate): the test scripts the results.
+ */
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h?.stop();
+});
+
+const yaml = runbookYaml(`
+phases:
+  - name: migrate
+    offset: T-0
+    steps:
+      - name: call-graph
+        worker_id: worker-01
+        function: Hold
+        params:
+          Gate: never-opened-for-checks
+        retry:
+          max_retries: 1
+          interval: 1s
+`);
+
+async function dispatchedBatch(members: number) {
+  const batch = await seedBatch(h.db, yaml, membersWith(members));
+  await publishEvent(h.bus, "phase-due", phaseDueBody(batch, 0), `phase-due:${batch.phases[0]!.id}`);
+  const steps = await eventually(
+    () => stepsOf(h.db, batch.batchId),
+    (rows) => rows.length === members && rows.every((step) => step.status === "dispatched"),
+    "every member's step to be dispatched",
+  );
+  return { batch, steps };
+}
+
+function failureOf(
+  step: StepView,
+  batch: { runbookName: string; runbookVersion: number },
+): WorkerResultMessage {
+  return {
+    JobId: `step-${step.id}`,
+    Status: "Failure",
+    Result: null,
+    Error: { Message: "transient", Type: "worker.error", IsThrottled: false, Attempts: 1 },
+    CorrelationData: {
+      StepExecutionId: step.id,
+      IsInitStep: false,
+      RunbookName: batch.runbookName,
+      RunbookVersion: batch.runbookVersion,
+    },
+  };
+}
+
+it("dispatches each retry once when many checks of several batches fall due together; a paused batch's checks send nothing; a malformed check fails alone", async () => {
+  const running = await dispatchedBatch(12);
+  const paused = await dispatchedBatch(6);
+  // All failures in one transaction: their retry checks fall due within the same moment.
+  await processWorkerResults(h.orchestrator, [
+    ...running.steps.map((step) => failureOf(step, running.batch)),
+    ...paused.steps.map((step) => failureOf(step, paused.batch)),
+  ]);
+  await h.db
+    .transaction()
+    .execute((trx) => pauseBatch(trx, paused.batch.batchId, { actor: "operator@contoso.test" }));
+  // A retry check no handler can read, due with the others, so it lands in a batch with them.
+  const [first] = await stepsOf(h.db, running.batch.batchId);
+  await h.bus.publish({
+    id: "retry-check:malformed",
+    topic: topics.orchestratorEvents,
+    properties: { [routingProperties.messageType]: "retry-check" },
+    body: { StepExecutionId: "not-a-number" },
+    deliverAt: first!.retryAfter!,
+  });
+
+  const retried = await eventually(
+    () => stepsOf(h.db, running.batch.batchId),
+    (rows) => rows.every((step) => step.status === "dispatched" && step.jobId === `step-${step.id}-retry-1`),
+    "every retry of the running batch to be dispatched",
+  );
+  const deadLetters = await eventually(
+    () => h.bus.deadLetters(orchestratorEventsSubscription),
+    (letters) => letters.some((letter) => letter.id === "retry-check:malformed"),
+    "the malformed check to be dead-lettered",
+  );
+  expect(deadLetters.find((letter) => letter.id === "retry-check:malformed")).toMatchObject({
+    topic: topics.orchestratorEvents,
+    error: expect.stringContaining("message.invalid"),
+  });
+  for (const step of retried) {
+    expect(await transitionsOf(h.db, "step", step.id)).toEqual([
+      "pending→dispatched",
+      "dispatched→failed",
+      "failed→pending",
+      "pending→dispatched",
+    ]);
+  }
+  // The paused batch's checks were taken with the others and did nothing: its steps wait for the resume.
+  const held = await stepsOf(h.db, paused.batch.batchId);
+  expect(held.map((step) => [step.status, step.retryCount, step.jobId])).toEqual(
+    held.map(() => ["pending", 1, null]),
+  );
+});
