@@ -138,6 +138,16 @@ export async function listPendingMemberPhases(db: Db, memberIds: readonly number
   return rows;
 }
 
+/** Step executions by id, in one statement (a batch of retry checks reads its steps so). */
+export async function getStepsByIds(db: Db, ids: readonly number[]): Promise<StepExecution[]> {
+  if (ids.length === 0) return [];
+  return db
+    .selectFrom("stepExecutions")
+    .selectAll()
+    .where("id", "in", [...new Set(ids)])
+    .execute();
+}
+
 export async function getMembersByIds(db: Db, ids: readonly number[]): Promise<BatchMember[]> {
   if (ids.length === 0) return [];
   return db

@@ -27,6 +27,7 @@ import { createGroupCommit } from "./group-commit.ts";
 import { inHandlerTransaction } from "./handler-transaction.ts";
 import { handleBatchInit } from "./handlers/batch-init.ts";
 import { handlePollCheck, handleRetryCheck } from "./handlers/checks.ts";
+import { handleRetryChecks } from "./handlers/retry-checks.ts";
 import { handleMemberAdded, handleMemberRemoved } from "./handlers/members.ts";
 import { handleMemberRedriven } from "./handlers/member-redriven.ts";
 import {
@@ -230,9 +231,9 @@ const CHECKS_PER_TRANSACTION = 16;
 const CHECK_BATCHES_AT_ONCE = 4;
 
 /**
- * One batch of retry and poll checks taken inside their transaction, each handled as alone
- * (`route`: the same handlers, the same guards) in that one transaction, after their batches
- * were share-locked together. A check that throws
+ * One batch of retry and poll checks taken inside their transaction, after their batches were
+ * share-locked together: the retry checks set-based (handleRetryChecks: what handleRetryCheck
+ * decides, for all of them at once), each poll check through its own handler (`route`). A check that throws
  * fails the batch, and then every check of it goes one by one (consumeInTransaction's fallback),
  * where it fails alone; the followUps of all of them run after the one commit.
  */
@@ -247,11 +248,17 @@ async function takeSelfChecks(ctx: OrchestratorContext, take: TakeDeliveries): P
     // Every check's batch share-locked first, in one statement, before any execution row: the
     // order a pause or cancel takes them (docs/architecture-operations.md), which a second check's
     // own batch lock, taken after the first check locked its execution, would break.
-    await lockBatchInfosOfExecutions(
+    const batches = await lockBatchInfosOfExecutions(
       scope.trx,
       checks.map((check) => refFromCorrelation(check.body.IsInitStep, check.body.StepExecutionId)),
     );
-    for (const check of checks) await route(scope, check);
+    // Retries set-based; polls, with their interval guard and timeout, each as alone.
+    await handleRetryChecks(
+      scope,
+      checks.flatMap((check) => (check.type === "retry-check" ? [check.body] : [])),
+      batches,
+    );
+    for (const check of checks) if (check.type === "poll-check") await route(scope, check);
   });
 }
 
