@@ -145,20 +145,19 @@ export async function startOrchestratorService(options: OrchestratorOptions): Pr
     // polling step sends one per interval until it completes), each alone was a transaction of
     // its own with a fetch before and a delete after. The embedded bus hands them out in batches
     // inside one transaction, in the order they fall due; the subscription above takes the other
-    // events (and may take a check too, handled the same way). Several batches at once: a
-    // batch handles its checks one after the other, and one at a time fell behind when many fell
-    // due together (bench:orchestrator, 500 retries during a 2,000-member batch).
-    for (let loop = 0; loop < CHECK_BATCHES_AT_ONCE; loop++) {
-      await options.bus.consumeInTransaction(
-        {
-          ...orchestratorEventsSubscription,
-          batchSize: CHECKS_PER_TRANSACTION,
-          only: { property: routingProperties.messageType, values: selfCheckTypes },
-        },
-        (take) => takeSelfChecks(ctx, take),
-        (delivery) => handleOrchestratorEvent(ctx, delivery),
-      );
-    }
+    // events (and may take a check too, handled the same way). Up to four batches at once while
+    // they come back full: a batch's poll checks go one after the other, and one batch at a time
+    // fell behind when hundreds fell due together.
+    await options.bus.consumeInTransaction(
+      {
+        ...orchestratorEventsSubscription,
+        batchSize: CHECKS_PER_TRANSACTION,
+        batchesAtOnce: CHECK_BATCHES_AT_ONCE,
+        only: { property: routingProperties.messageType, values: selfCheckTypes },
+      },
+      (take) => takeSelfChecks(ctx, take),
+      (delivery) => handleOrchestratorEvent(ctx, delivery),
+    );
   }
   // Results are many and alike: the deliveries in flight at once are processed as one batch in
   // one transaction (handleWorkerResults), so more of them in flight means fewer transactions.
@@ -227,7 +226,7 @@ const selfCheckTypes = ["retry-check", "poll-check"] as const satisfies readonly
  * member read, the dispatch), and the transaction holds their locks until it commits.
  */
 const CHECKS_PER_TRANSACTION = 16;
-/** Batches of checks in flight at once (each its own transaction and connection). */
+/** Batches of checks in flight at once while they come back full (each its own transaction and connection). */
 const CHECK_BATCHES_AT_ONCE = 4;
 
 /**

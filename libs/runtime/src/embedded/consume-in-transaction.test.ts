@@ -290,6 +290,49 @@ describe("embedded bus: consumeInTransaction", () => {
     await waitUntil(async () => expect(await queued(name)).toEqual({}));
   });
 
+  it("with batchesAtOnce, works a backlog in batches side by side, and a wake on an idle queue starts one batch", async () => {
+    const bus = await open();
+    const name = unique("at-once");
+    const table = await recordTable();
+    let running = 0;
+    let mostAtOnce = 0;
+    const sizes: number[] = [];
+    const subscription = { topic: topics.workerResults, name };
+    await bus.declareSubscription(subscription);
+    const ids = Array.from({ length: 40 }, (_, index) => `at-once-${String(index).padStart(2, "0")}`);
+    await bus.publishMany(ids.map((id) => message(id)));
+    await bus.consumeInTransaction!(
+      { ...subscription, batchSize: 4, batchesAtOnce: 3 },
+      async (take) => {
+        running += 1;
+        mostAtOnce = Math.max(mostAtOnce, running);
+        try {
+          await database.db.transaction().execute(async (trx) => {
+            const deliveries = await take(trx);
+            sizes.push(deliveries.length);
+            await recordIn(table, trx, deliveries);
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          });
+        } finally {
+          running -= 1;
+        }
+      },
+      neverFallback,
+    );
+    await waitUntil(async () => expect(await handledIn(table)).toEqual(ids));
+    expect(mostAtOnce).toBe(3);
+
+    // Drained: one more message is one batch, not one per slot.
+    await waitUntil(() => expect(running).toBe(0));
+    mostAtOnce = 0;
+    sizes.length = 0;
+    await bus.publish(message("at-once-late"));
+    await waitUntil(async () => expect(await handledIn(table)).toContain("at-once-late"));
+    await waitUntil(() => expect(running).toBe(0));
+    expect(mostAtOnce).toBe(1);
+    expect(sizes.filter((size) => size > 0)).toEqual([1]);
+  });
+
   it("refuses an `only` that names no value, saying which field is wrong", async () => {
     const bus = await open();
     await expect(

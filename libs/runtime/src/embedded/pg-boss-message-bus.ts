@@ -47,6 +47,8 @@ export interface PgBossMessageBusOptions extends BusTuning {
 const dedupeSweepEveryMs = 5 * 60_000;
 /** A transactional batch: at least one message, at most what one statement should carry. */
 const transactionalBatchSize = z.number().int().min(1).max(1000);
+/** TransactionalSubscription.batchesAtOnce: each batch holds a connection of the pool. */
+const batchesAtOnceSchema = z.number().int().min(1).max(16).default(1);
 /** TransactionalSubscription.only: a property name and the values to take (an empty list would take nothing). */
 const takeOnlySchema = z
   .object({
@@ -251,6 +253,7 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
       if (stopped) throw new Error("The message bus is stopped");
       const batchSize = transactionalBatchSize.parse(subscription.batchSize);
       const only = takeOnlySchema.parse(subscription.only);
+      const batchesAtOnce = batchesAtOnceSchema.parse(subscription.batchesAtOnce);
       // The subscription as `subscribe` declares it, and its consumer, which fetches nothing: it
       // runs a failed batch's messages one by one (startJobsAgain), with pg-boss's retries.
       const registered = await registerSubscription({
@@ -268,6 +271,7 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
       const consumer = startTransactionalConsumer({
         queue,
         batchSize,
+        batchesAtOnce,
         pollIntervalMs: tuning.pollingIntervalSeconds * 1000,
         logger,
         handleBatch,

@@ -87,6 +87,11 @@ export interface TransactionalSubscription extends Subscription {
   /** Messages taken in one transaction at most. */
   readonly batchSize: number;
   /**
+   * Batches in flight at once, at most (each its own transaction); default 1. More than one
+   * only while batches come back full: a wake on an idle queue starts one.
+   */
+  readonly batchesAtOnce?: number;
+  /**
    * Take only the messages whose `property` has one of `values`, in the order they fall due
    * (`deliverAt`, then publish order); the others are left to the subscription's `subscribe`
    * consumer, which must exist and may take matching ones too. For a kind of message that is
