@@ -7,10 +7,11 @@ import {
   type ConditionEvaluationError,
   type ForEachError,
 } from "@matoolkit/domain";
+import { dispatchSteps, type StepDispatch, type StepExecution } from "@matoolkit/db";
 import type { BatchInfo } from "./batch-info.ts";
 import type { HandlerScope } from "./context.ts";
 import { jobIdFor, transitionExecution, type ExecutionRef } from "./executions.ts";
-import { sendWorkerJob } from "./outgoing.ts";
+import { sendWorkerJob, sendWorkerJobs, type TrackedJob } from "./outgoing.ts";
 
 export type DispatchOutcome =
   | { readonly kind: "dispatched"; readonly row: ExecutionRow }
@@ -111,6 +112,60 @@ export async function dispatchExecution(
     runbook: { runbookName: batch.runbookName, runbookVersion: args.runbookVersion },
   });
   return { kind: "dispatched", row: dispatched };
+}
+
+/** A pending phase step's dispatch and its job, its call resolved (set-based dispatch). */
+export interface StepStart {
+  readonly dispatch: StepDispatch;
+  readonly job: Omit<TrackedJob, "row">;
+}
+
+export function stepStart(
+  scope: Pick<HandlerScope, "now">,
+  step: StepExecution,
+  call: { readonly functionName: string; readonly params: Record<string, unknown> },
+  owner: { readonly batch: BatchInfo; readonly runbookVersion: number },
+): StepStart {
+  const ref = { kind: "step", id: step.id } as const;
+  const jobId = jobIdFor(ref, { ...step, pollCount: 0 });
+  return {
+    dispatch: {
+      id: step.id,
+      jobId,
+      functionName: call.functionName,
+      paramsJson: call.params,
+      dispatchedAt: scope.now(),
+    },
+    job: {
+      ref,
+      jobId,
+      batchId: owner.batch.id,
+      runbook: { runbookName: owner.batch.runbookName, runbookVersion: owner.runbookVersion },
+    },
+  };
+}
+
+/**
+ * ONE guarded pending → dispatched transition for all the starts (advanceMembers, the retry
+ * checks), then ONE publish of the jobs of the steps that moved: a step another delivery
+ * dispatched or cancelled first gets no job.
+ */
+export async function dispatchStarts(scope: HandlerScope, starts: readonly StepStart[]): Promise<void> {
+  const dispatched = new Map(
+    (
+      await dispatchSteps(
+        scope.trx,
+        starts.map((start) => start.dispatch),
+      )
+    ).map((row) => [row.id, row]),
+  );
+  await sendWorkerJobs(
+    scope,
+    starts.flatMap(({ job, dispatch }) => {
+      const row = dispatched.get(dispatch.id);
+      return row === undefined ? [] : [{ ...job, row }];
+    }),
+  );
 }
 
 /**

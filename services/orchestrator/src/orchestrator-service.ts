@@ -222,19 +222,20 @@ export async function handleOrchestratorEvent(ctx: OrchestratorContext, delivery
 /** The orchestrator's own delayed checks (000 "Retry Protocol", "Polling Protocol"). */
 const selfCheckTypes = ["retry-check", "poll-check"] as const satisfies readonly OrchestratorEventType[];
 /**
- * Checks handled in one transaction at most: each is a few statements (its execution, batch and
- * member read, the dispatch), and the transaction holds their locks until it commits.
+ * Checks handled in one transaction at most: its poll checks go one after the other (a few
+ * statements each), and the transaction holds every check's locks until it commits.
  */
 const CHECKS_PER_TRANSACTION = 16;
-/** Batches of checks in flight at once while they come back full (each its own transaction and connection). */
+/** Batches of checks in flight at once while they come back full (each its own connection). */
 const CHECK_BATCHES_AT_ONCE = 4;
 
 /**
  * One batch of retry and poll checks taken inside their transaction, after their batches were
  * share-locked together: the retry checks set-based (handleRetryChecks: what handleRetryCheck
- * decides, for all of them at once), each poll check through its own handler (`route`). A check that throws
- * fails the batch, and then every check of it goes one by one (consumeInTransaction's fallback),
- * where it fails alone; the followUps of all of them run after the one commit.
+ * decides, for all of them at once), each poll check through its own handler (`route`). A check
+ * that throws fails the batch, and then every check of it goes one by one
+ * (consumeInTransaction's fallback), where it fails alone; the followUps of all of them run
+ * after the one commit.
  */
 async function takeSelfChecks(ctx: OrchestratorContext, take: TakeDeliveries): Promise<void> {
   await inHandlerTransaction(ctx, async (scope) => {

@@ -1,5 +1,4 @@
 import {
-  dispatchSteps,
   expandSteps,
   getMembersByIds,
   getPhasesByIds,
@@ -10,26 +9,27 @@ import {
   type MemberPhase,
   type PhaseExecution,
   skipSteps,
-  type StepDispatch,
   type StepExecution,
   type StepExpansion,
   type StepSkip,
 } from "@matoolkit/db";
-import { jobIdFor, type RunbookDefinition } from "@matoolkit/domain";
+import type { RunbookDefinition } from "@matoolkit/domain";
 import type { BatchInfo } from "./batch-info.ts";
 import { lockBatchInfos, variablesFor } from "./batch-info.ts";
 import type { HandlerScope } from "./context.ts";
 import {
   dispatchExecution,
+  dispatchStarts,
   failToDispatch,
   isDone,
   nextDispatchable,
   nextGroupToStart,
   resolveCall,
+  stepStart,
   type DispatchError,
+  type StepStart,
 } from "./dispatch.ts";
 import { handleTerminalFailure } from "./failure.ts";
-import { sendWorkerJobs, type TrackedJob } from "./outgoing.ts";
 import { clausesOf, decideStep, type StepVerdict } from "./step-conditions.ts";
 import { decideExpansion, forEachOf } from "./step-for-each.ts";
 
@@ -196,7 +196,7 @@ export async function advanceMembers(
       starts.push({ pair, step, batch, phase, variables });
   }
 
-  const dispatches: { pair: string; dispatch: StepDispatch; job: Omit<TrackedJob, "row"> }[] = [];
+  const dispatches: (StepStart & { pair: string })[] = [];
   for (const { pair, step, batch, phase, variables } of starts) {
     if (lost.has(pair)) continue;
     const call = resolveCall(step, variables);
@@ -204,38 +204,14 @@ export async function advanceMembers(
       unresolvable.push({ pair, step, batch, error: call.error });
       continue;
     }
-    const ref = { kind: "step", id: step.id } as const;
-    const jobId = jobIdFor(ref, { ...step, pollCount: 0 });
     dispatches.push({
       pair,
-      dispatch: {
-        id: step.id,
-        jobId,
-        functionName: call.functionName,
-        paramsJson: call.params,
-        dispatchedAt: scope.now(),
-      },
-      job: {
-        ref,
-        jobId,
-        batchId: batch.id,
-        runbook: { runbookName: batch.runbookName, runbookVersion: phase.runbookVersion },
-      },
+      ...stepStart(scope, step, call, { batch, runbookVersion: phase.runbookVersion }),
     });
   }
-  const dispatched = byId(
-    await dispatchSteps(
-      trx,
-      dispatches.filter((entry) => !lost.has(entry.pair)).map((entry) => entry.dispatch),
-    ),
-  );
-  // A step another delivery dispatched or cancelled first is not in `dispatched`: no job for it.
-  await sendWorkerJobs(
+  await dispatchStarts(
     scope,
-    dispatches.flatMap(({ job, dispatch }) => {
-      const row = dispatched.get(dispatch.id);
-      return row === undefined ? [] : [{ ...job, row }];
-    }),
+    dispatches.filter((entry) => !lost.has(entry.pair)),
   );
   // One value's unresolvable params fail it, and the member's failure cancels its other values.
   const failedPairs = new Set<string>();

@@ -1,17 +1,16 @@
-import {
-  dispatchSteps,
-  getMembersByIds,
-  getPhasesByIds,
-  getStepsByIds,
-  type StepDispatch,
-  type StepExecution,
-} from "@matoolkit/db";
-import { jobIdFor, type RetryCheckMessage } from "@matoolkit/domain";
+import { getMembersByIds, getPhasesByIds, getStepsByIds, type StepExecution } from "@matoolkit/db";
+import type { RetryCheckMessage } from "@matoolkit/domain";
 import { variablesFor, type BatchInfo } from "../batch-info.ts";
 import type { HandlerScope } from "../context.ts";
-import { failToDispatch, resolveCall, type DispatchError } from "../dispatch.ts";
+import {
+  dispatchStarts,
+  failToDispatch,
+  resolveCall,
+  stepStart,
+  type DispatchError,
+  type StepStart,
+} from "../dispatch.ts";
 import { handleTerminalFailure } from "../failure.ts";
-import { sendWorkerJobs, type TrackedJob } from "../outgoing.ts";
 import { acceptsDispatch } from "../progression.ts";
 import { handleRetryCheck } from "./checks.ts";
 
@@ -47,7 +46,7 @@ export async function handleRetryChecks(
       steps.map((step) => step.phaseExecutionId),
     ),
   );
-  const dispatches: { dispatch: StepDispatch; job: Omit<TrackedJob, "row"> }[] = [];
+  const starts: StepStart[] = [];
   const unresolvable: { step: StepExecution; batch: BatchInfo; error: DispatchError }[] = [];
   for (const step of steps) {
     const batch = batches.get(step.batchId);
@@ -56,41 +55,10 @@ export async function handleRetryChecks(
     if (batch === undefined || !acceptsDispatch(batch) || member?.status !== "active") continue;
     if (phase === undefined) throw new Error("execution has neither a runbook version nor a phase");
     const call = resolveCall(step, () => variablesFor(batch, member));
-    if (!call.ok) {
-      unresolvable.push({ step, batch, error: call.error });
-      continue;
-    }
-    const ref = { kind: "step", id: step.id } as const;
-    const jobId = jobIdFor(ref, { ...step, pollCount: 0 });
-    dispatches.push({
-      dispatch: {
-        id: step.id,
-        jobId,
-        functionName: call.functionName,
-        paramsJson: call.params,
-        dispatchedAt: scope.now(),
-      },
-      job: {
-        ref,
-        jobId,
-        batchId: batch.id,
-        runbook: { runbookName: batch.runbookName, runbookVersion: phase.runbookVersion },
-      },
-    });
+    if (call.ok) starts.push(stepStart(scope, step, call, { batch, runbookVersion: phase.runbookVersion }));
+    else unresolvable.push({ step, batch, error: call.error });
   }
-  const dispatched = byId(
-    await dispatchSteps(
-      scope.trx,
-      dispatches.map((entry) => entry.dispatch),
-    ),
-  );
-  await sendWorkerJobs(
-    scope,
-    dispatches.flatMap(({ job, dispatch }) => {
-      const row = dispatched.get(dispatch.id);
-      return row === undefined ? [] : [{ ...job, row }];
-    }),
-  );
+  await dispatchStarts(scope, starts);
   for (const { step, batch, error } of unresolvable) {
     const ref = { kind: "step", id: step.id } as const;
     const failed = await failToDispatch(scope, ref, error);
