@@ -143,8 +143,9 @@ export interface MessageBus {
    * subscription batch by batch, each batch removed from its queue by the statement that hands it
    * out, in the handler's own transaction (issue 29: no separate fetch that marks the messages
    * taken and no separate acknowledgement; the messages and the work they cause commit together,
-   * exactly once). One batch at a time per call; the next one starts when messages are
-   * published, when the last batch was full, or at the polling interval.
+   * exactly once). One batch at a time per call unless `batchesAtOnce` allows more (then only
+   * while batches come back full); a batch starts when messages are published, when the last
+   * batch was full, or at the polling interval.
    *
    * A batch whose handler throws after taking messages hands each of them, if still queued (a
    * rollback), to `fallback` one by one with the guarantees of `subscribe`: redelivery, its
