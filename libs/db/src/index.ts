@@ -42,6 +42,7 @@ export * from "./phases.repository.ts";
 export type { ExecutionSet, ExecutionTransitionOptions, PollDispatch } from "./execution-repository.ts";
 export * from "./steps.repository.ts";
 export * from "./step-progression.repository.ts";
+export * from "./step-failures.repository.ts";
 export * from "./phase-start-window.repository.ts";
 export * from "./for-each.repository.ts";
 export * from "./inits.repository.ts";

@@ -7,6 +7,7 @@ import { createExecutionRepository } from "./execution-repository.ts";
 import type { BatchMember } from "./members.table.ts";
 import type { PhaseExecution } from "./phases.table.ts";
 import type { StepExecution } from "./steps.table.ts";
+import { transitionStepsByReason } from "./step-transitions-by-reason.ts";
 
 /**
  * The orchestrator's hot path, set-based: a batch of worker results and the dispatch of the next
@@ -74,22 +75,12 @@ export interface StepSkip {
  * first is not among them. The statements go in reason order (each locks its rows in id order),
  * so two deliveries skipping the same steps take their locks in one order and cannot deadlock.
  */
-export async function skipSteps(db: Db, skips: readonly StepSkip[]): Promise<StepExecution[]> {
-  const byReason = new Map<string, number[]>();
-  for (const skip of skips) byReason.set(skip.reason, [...(byReason.get(skip.reason) ?? []), skip.id]);
-  const moved: StepExecution[] = [];
-  const ordered = [...byReason].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  for (const [reason, ids] of ordered) {
-    moved.push(
-      ...(await steps.transitionEach(
-        db,
-        "skip",
-        ids.map((id) => ({ id })),
-        { reason },
-      )),
-    );
-  }
-  return moved;
+export function skipSteps(db: Db, skips: readonly StepSkip[]): Promise<StepExecution[]> {
+  return transitionStepsByReason(
+    db,
+    "skip",
+    skips.map((skip) => ({ reason: skip.reason, row: { id: skip.id } })),
+  );
 }
 
 export interface MemberPhase {

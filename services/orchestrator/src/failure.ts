@@ -37,7 +37,7 @@ export async function handleFailedExecution(
       set: { retryCount: row.retryCount + 1, jobId: null, completedAt: null, retryAfter: retryAt },
     });
     if (pending !== undefined) {
-      await sendSelfCheck(trx, {
+      await sendSelfCheck(scope, {
         type: "retry-check",
         ref: args.ref,
         at: retryAt,

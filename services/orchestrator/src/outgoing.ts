@@ -14,10 +14,10 @@ import type { ExecutionRef, ExecutionRow } from "./executions.ts";
 /**
  * Everything the orchestrator sends is written in the same transaction as the status change that
  * caused it: a committed `dispatched` always has its job on the way, and a rolled-back one never
- * sends a job (no lost step, no phantom job). Worker jobs, the hot path, are published straight
- * into the bus inside that transaction when the bus offers it (`publishInTransaction`: the
- * embedded bus, whose queues are tables of the same database; issue 29); everything else, and
- * every message on Dapr, goes through the transactional outbox. Message ids come from the
+ * sends a job (no lost step, no phantom job). Worker jobs and the retry and poll checks, the hot
+ * path, are published straight into the bus inside that transaction when the bus offers it
+ * (`publishInTransaction`: the embedded bus, whose queues are tables of the same database; issue
+ * 29); everything else, and every message on Dapr, goes through the transactional outbox. Message ids come from the
  * envelopes (libs/domain), the one place that derives them, so both ways dedupe alike.
  */
 export interface RunbookVersionRef {
@@ -33,12 +33,12 @@ export interface TrackedJob {
   readonly runbook: RunbookVersionRef;
 }
 
-/** Where a handler's worker jobs go: its transaction, and the bus's way into it if there is one. */
+/** Where a handler's jobs and checks go: its transaction, and the bus's way into it if any. */
 export type JobSender = Pick<HandlerScope, "trx" | "publishInTransaction">;
 
 /** The worker jobs of dispatched executions, in one statement (the bus's, or the outbox's). */
 export function sendWorkerJobs(sender: JobSender, jobs: readonly TrackedJob[]): Promise<void> {
-  return sendJobEnvelopes(
+  return sendEnvelopes(
     sender,
     jobs.map((job) => workerJobEnvelope(trackedJobMessage(job))),
   );
@@ -50,10 +50,10 @@ export function sendWorkerJob(sender: JobSender, job: TrackedJob): Promise<void>
 
 /** A dispatched execution's job once more, under the id of re-send `round` (stalled-jobs.ts). */
 export function resendWorkerJob(sender: JobSender, job: TrackedJob, round: number): Promise<void> {
-  return sendJobEnvelopes(sender, [resentWorkerJobEnvelope(trackedJobMessage(job), round)]);
+  return sendEnvelopes(sender, [resentWorkerJobEnvelope(trackedJobMessage(job), round)]);
 }
 
-async function sendJobEnvelopes(sender: JobSender, envelopes: readonly MessageEnvelope[]): Promise<void> {
+async function sendEnvelopes(sender: JobSender, envelopes: readonly MessageEnvelope[]): Promise<void> {
   if (envelopes.length === 0) return;
   if (sender.publishInTransaction === undefined) {
     await enqueueOutbox(sender.trx, envelopes);
@@ -66,6 +66,7 @@ async function sendJobEnvelopes(sender: JobSender, envelopes: readonly MessageEn
       topic: envelope.topic,
       properties: envelope.properties as Record<string, string>,
       body: envelope.body,
+      ...(envelope.deliverAt === undefined ? {} : { deliverAt: envelope.deliverAt }),
     })),
   );
 }
@@ -110,19 +111,31 @@ export async function sendUntrackedJob(
   await enqueueOutbox(db, [workerJobEnvelope(body)]);
 }
 
-/** poll-check / retry-check to ourselves, delivered at `at` (Service Bus ScheduledEnqueueTime). */
-export async function sendSelfCheck(
-  db: Db,
-  check: {
-    type: Extract<OrchestratorEventType, "poll-check" | "retry-check">;
-    ref: ExecutionRef;
-    at: Date;
-    attempt: number;
-    /** The execution's redrive count: a redriven run's checks have ids of their own. */
-    redriveCount: number;
-  },
-): Promise<void> {
-  await enqueueOutbox(db, [
-    selfCheckEnvelope(check.type, check.ref, check.attempt, check.at, check.redriveCount),
-  ]);
+/** A poll-check or retry-check to ourselves, for one attempt of an execution. */
+export interface SelfCheck {
+  readonly type: Extract<OrchestratorEventType, "poll-check" | "retry-check">;
+  readonly ref: ExecutionRef;
+  /** When it falls due (Service Bus ScheduledEnqueueTime). */
+  readonly at: Date;
+  readonly attempt: number;
+  /** The execution's redrive count: a redriven run's checks have ids of their own. */
+  readonly redriveCount: number;
+}
+
+/**
+ * poll-checks / retry-checks to ourselves, each delivered at its `at`, in one statement. One per
+ * retry and one per poll interval of every polling step: on the embedded bus they skip the
+ * outbox (its row in and out, the relay's pass) as worker jobs do.
+ */
+export function sendSelfChecks(sender: JobSender, checks: readonly SelfCheck[]): Promise<void> {
+  return sendEnvelopes(
+    sender,
+    checks.map((check) =>
+      selfCheckEnvelope(check.type, check.ref, check.attempt, check.at, check.redriveCount),
+    ),
+  );
+}
+
+export function sendSelfCheck(sender: JobSender, check: SelfCheck): Promise<void> {
+  return sendSelfChecks(sender, [check]);
 }

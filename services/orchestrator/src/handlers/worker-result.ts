@@ -101,7 +101,7 @@ async function keepPolling(
     if (polling === undefined) return;
   }
   const at = new Date(now.getTime() + row.pollIntervalSec * 1000);
-  await sendSelfCheck(trx, {
+  await sendSelfCheck(scope, {
     type: "poll-check",
     ref,
     at,
@@ -158,7 +158,7 @@ export function resultOutcome(result: WorkerResultMessage): {
 }
 
 /** Workers report .NET exception types or our reason codes; we store a stable reason code. */
-function failureCode(type: string | null, throttled: boolean): string {
+export function failureCode(type: string | null, throttled: boolean): string {
   // The worker's own code says most (worker.throttled, graph.not_found…); a .NET exception type
   // from the PowerShell worker is not a code, so fall back on what IsThrottled tells.
   if (type !== null && /^[a-z_]+(\.[a-z_]+)+$/.test(type)) return type;

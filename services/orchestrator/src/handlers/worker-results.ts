@@ -11,6 +11,7 @@ import type { HandlerScope } from "../context.ts";
 import { outputsOf } from "../outputs.ts";
 import { advanceMembers, type KnownRows } from "../progression.ts";
 import { refFromCorrelation } from "../executions.ts";
+import { handleFailedStepResults } from "./failed-results.ts";
 import { handleWorkerResult, isIncomplete } from "./worker-result.ts";
 
 /**
@@ -18,8 +19,8 @@ import { handleWorkerResult, isIncomplete } from "./worker-result.ts";
  * that completed, is set-based: one guarded transition moves every such step whose job is still
  * the current one to `succeeded` (stale and duplicate results move nothing, as one by one), the
  * outputs are merged, and the members' next steps are dispatched together (advanceMembers).
- * Everything else (failures, `{complete:false}`, init steps) goes the one-by-one way, in the same
- * transaction; those are rare and have more to decide.
+ * Failed member steps are set-based too (failed-results.ts: fail, retry, their checks). The rest
+ * (`{complete:false}`, init steps) goes the one-by-one way, in the same transaction.
  */
 export async function handleWorkerResults(
   scope: HandlerScope,
@@ -35,14 +36,17 @@ export async function handleWorkerResults(
     ),
   );
   const completedSteps: WorkerResultMessage[] = [];
+  const failedSteps: WorkerResultMessage[] = [];
   let oneByOne = false;
   for (const result of results) {
     if (isCompletedStep(result)) completedSteps.push(result);
+    else if (isFailedStep(result)) failedSteps.push(result);
     else {
       await handleWorkerResult(scope, result);
       oneByOne = true;
     }
   }
+  if (await handleFailedStepResults(scope, failedSteps, locked)) oneByOne = true;
   // A result handled one by one may have moved its batch (an init failure fails it): read again.
   if (completedSteps.length > 0)
     await succeedCompletedSteps(scope, completedSteps, oneByOne ? undefined : locked);
@@ -50,6 +54,10 @@ export async function handleWorkerResults(
 
 function isCompletedStep(result: WorkerResultMessage): boolean {
   return result.Status === "Success" && !result.CorrelationData.IsInitStep && !isIncomplete(result.Result);
+}
+
+function isFailedStep(result: WorkerResultMessage): boolean {
+  return result.Status === "Failure" && !result.CorrelationData.IsInitStep;
 }
 
 async function succeedCompletedSteps(
