@@ -43,6 +43,7 @@ export type { ExecutionSet, ExecutionTransitionOptions, PollDispatch } from "./e
 export * from "./steps.repository.ts";
 export * from "./step-progression.repository.ts";
 export * from "./step-failures.repository.ts";
+export * from "./step-polling.repository.ts";
 export * from "./phase-start-window.repository.ts";
 export * from "./for-each.repository.ts";
 export * from "./inits.repository.ts";

@@ -27,6 +27,7 @@ import { createGroupCommit } from "./group-commit.ts";
 import { inHandlerTransaction } from "./handler-transaction.ts";
 import { handleBatchInit } from "./handlers/batch-init.ts";
 import { handlePollCheck, handleRetryCheck } from "./handlers/checks.ts";
+import { handlePollChecks } from "./handlers/poll-checks.ts";
 import { handleRetryChecks } from "./handlers/retry-checks.ts";
 import { handleMemberAdded, handleMemberRemoved } from "./handlers/members.ts";
 import { handleMemberRedriven } from "./handlers/member-redriven.ts";
@@ -231,8 +232,8 @@ const CHECK_BATCHES_AT_ONCE = 4;
 
 /**
  * One batch of retry and poll checks taken inside their transaction, after their batches were
- * share-locked together: the retry checks set-based (handleRetryChecks: what handleRetryCheck
- * decides, for all of them at once), each poll check through its own handler (`route`). A check
+ * share-locked together: set-based, the retry checks (handleRetryChecks) then the poll checks
+ * (handlePollChecks), each deciding what its one-check handler decides, for all at once. A check
  * that throws fails the batch, and then every check of it goes one by one
  * (consumeInTransaction's fallback), where it fails alone; the followUps of all of them run
  * after the one commit.
@@ -252,13 +253,17 @@ async function takeSelfChecks(ctx: OrchestratorContext, take: TakeDeliveries): P
       scope.trx,
       checks.map((check) => refFromCorrelation(check.body.IsInitStep, check.body.StepExecutionId)),
     );
-    // Retries set-based; polls, with their interval guard and timeout, each as alone.
+    // Retries, then polls, set-based (handlers/retry-checks.ts, handlers/poll-checks.ts).
     await handleRetryChecks(
       scope,
       checks.flatMap((check) => (check.type === "retry-check" ? [check.body] : [])),
       batches,
     );
-    for (const check of checks) if (check.type === "poll-check") await route(scope, check);
+    await handlePollChecks(
+      scope,
+      checks.flatMap((check) => (check.type === "poll-check" ? [check.body] : [])),
+      batches,
+    );
   });
 }
 

@@ -6,6 +6,7 @@ import { dispatchExecution } from "../dispatch.ts";
 import {
   jobIdFor,
   loadExecution,
+  type ExecutionRow,
   lockExecution,
   recordExecutionPollDispatch,
   refFromCorrelation,
@@ -38,17 +39,9 @@ export async function handlePollCheck(scope: HandlerScope, message: PollCheckMes
   if (row === undefined || row.status !== "polling") return;
   if (row.phaseExecutionId !== null) scope.followUps.phaseIds.add(row.phaseExecutionId);
   const now = scope.now();
-  // A second check for the same attempt (the scheduler's sweep after the orchestrator's own timer,
-  // beyond the dedupe window) finds the step polled moments ago and leaves it alone.
-  const lastPolledAt = row.lastPolledAt ?? row.pollStartedAt ?? now;
-  // The tolerance is at most half the interval: with a 1 s interval a full second of tolerance let
-  // every check through, and the same check delivered twice at once polled twice, whichever of
-  // the two clocks read first (the duplicate-delivery e2e test, once deliveries got faster).
-  const intervalMs = (row.pollIntervalSec ?? 0) * 1000;
-  const toleranceMs = Math.min(POLL_CLOCK_TOLERANCE_MS, intervalMs / 2);
-  if (lastPolledAt.getTime() + intervalMs > now.getTime() + toleranceMs) return;
-  const startedAt = row.pollStartedAt ?? now;
-  if (startedAt.getTime() + (row.pollTimeoutSec ?? 0) * 1000 < now.getTime()) {
+  const verdict = pollCheckVerdict(row, now);
+  if (verdict === "not-yet") return;
+  if (verdict === "timed-out") {
     const timedOut = await transitionExecution(trx, ref, "time_out_polling", {
       reason: "poll.timeout",
       set: {
@@ -71,6 +64,27 @@ export async function handlePollCheck(scope: HandlerScope, message: PollCheckMes
     batchId: batch.id,
     runbook: { runbookName: batch.runbookName, runbookVersion },
   });
+}
+
+type PollTimes = Pick<ExecutionRow, "lastPolledAt" | "pollStartedAt" | "pollIntervalSec" | "pollTimeoutSec">;
+
+/**
+ * What a poll check does with a step still `polling` at `now`: nothing yet (its interval has
+ * not elapsed: a second check for the same attempt, the scheduler's sweep after the
+ * orchestrator's own timer beyond the dedupe window, finds it polled moments ago), poll again,
+ * or fail it (past poll_started_at + poll_timeout_sec).
+ */
+export function pollCheckVerdict(row: PollTimes, now: Date): "not-yet" | "poll" | "timed-out" {
+  const lastPolledAt = row.lastPolledAt ?? row.pollStartedAt ?? now;
+  // The tolerance is at most half the interval: with a 1 s interval a full second of tolerance let
+  // every check through, and the same check delivered twice at once polled twice, whichever of
+  // the two clocks read first (the duplicate-delivery e2e test, once deliveries got faster).
+  const intervalMs = (row.pollIntervalSec ?? 0) * 1000;
+  const toleranceMs = Math.min(POLL_CLOCK_TOLERANCE_MS, intervalMs / 2);
+  if (lastPolledAt.getTime() + intervalMs > now.getTime() + toleranceMs) return "not-yet";
+  const startedAt = row.pollStartedAt ?? now;
+  if (startedAt.getTime() + (row.pollTimeoutSec ?? 0) * 1000 < now.getTime()) return "timed-out";
+  return "poll";
 }
 
 /**

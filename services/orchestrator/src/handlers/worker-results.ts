@@ -12,6 +12,7 @@ import { outputsOf } from "../outputs.ts";
 import { advanceMembers, type KnownRows } from "../progression.ts";
 import { refFromCorrelation } from "../executions.ts";
 import { handleFailedStepResults } from "./failed-results.ts";
+import { handleIncompleteStepResults } from "./incomplete-results.ts";
 import { handleWorkerResult, isIncomplete } from "./worker-result.ts";
 
 /**
@@ -19,8 +20,9 @@ import { handleWorkerResult, isIncomplete } from "./worker-result.ts";
  * that completed, is set-based: one guarded transition moves every such step whose job is still
  * the current one to `succeeded` (stale and duplicate results move nothing, as one by one), the
  * outputs are merged, and the members' next steps are dispatched together (advanceMembers).
- * Failed member steps are set-based too (failed-results.ts: fail, retry, their checks). The rest
- * (`{complete:false}`, init steps) goes the one-by-one way, in the same transaction.
+ * Failed member steps (failed-results.ts: fail, retry, their checks) and `{complete: false}`
+ * answers (incomplete-results.ts: start polling, the poll checks) are set-based too. Init steps,
+ * rare and with their own progression, go one by one, in the same transaction.
  */
 export async function handleWorkerResults(
   scope: HandlerScope,
@@ -37,27 +39,21 @@ export async function handleWorkerResults(
   );
   const completedSteps: WorkerResultMessage[] = [];
   const failedSteps: WorkerResultMessage[] = [];
+  const incompleteSteps: WorkerResultMessage[] = [];
   let oneByOne = false;
   for (const result of results) {
-    if (isCompletedStep(result)) completedSteps.push(result);
-    else if (isFailedStep(result)) failedSteps.push(result);
-    else {
+    if (result.CorrelationData.IsInitStep) {
       await handleWorkerResult(scope, result);
       oneByOne = true;
-    }
+    } else if (result.Status === "Failure") failedSteps.push(result);
+    else if (isIncomplete(result.Result)) incompleteSteps.push(result);
+    else completedSteps.push(result);
   }
   if (await handleFailedStepResults(scope, failedSteps, locked)) oneByOne = true;
+  if (await handleIncompleteStepResults(scope, incompleteSteps)) oneByOne = true;
   // A result handled one by one may have moved its batch (an init failure fails it): read again.
   if (completedSteps.length > 0)
     await succeedCompletedSteps(scope, completedSteps, oneByOne ? undefined : locked);
-}
-
-function isCompletedStep(result: WorkerResultMessage): boolean {
-  return result.Status === "Success" && !result.CorrelationData.IsInitStep && !isIncomplete(result.Result);
-}
-
-function isFailedStep(result: WorkerResultMessage): boolean {
-  return result.Status === "Failure" && !result.CorrelationData.IsInitStep;
 }
 
 async function succeedCompletedSteps(
