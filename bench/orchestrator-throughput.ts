@@ -1,6 +1,9 @@
 // Orchestrator benchmark (issue "Orchestrator", run on demand, not in CI):
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench:orchestrator
 // Options: BENCH_MEMBERS (default 10000), BENCH_STEPS (5), BENCH_RETRY_MEMBERS (500),
+// BENCH_POLL_MEMBERS (0: members of a third batch, run beside the big one, whose step answers
+// {complete: false} twice, polled every second, as a mailbox move is; their figures are in the
+// per-step ones, and their lateness is printed),
 // BENCH_BUS_MESSAGES (5000), BENCH_WORKER_CONCURRENCY (32), BENCH_ORCHESTRATOR_CONCURRENCY (16),
 // BENCH_TIMEOUT_SECONDS (600: how long the raw bus or a batch may take before the run fails),
 // BENCH_PHASE_START_WINDOW (the orchestrator's default, 250: a phase's steps out with workers
@@ -71,6 +74,9 @@ if (serverUrl === undefined) {
 const members = Number(env.BENCH_MEMBERS ?? 10_000);
 const stepsPerMember = Number(env.BENCH_STEPS ?? 5);
 const retryMembers = Number(env.BENCH_RETRY_MEMBERS ?? 500);
+const pollMembers = Number(env.BENCH_POLL_MEMBERS ?? 0);
+/** Bench-PollTwice answers {complete: false} this many times, then completes. */
+const POLLS_PENDING = 2;
 const busMessages = Number(env.BENCH_BUS_MESSAGES ?? 5_000);
 const workerConcurrency = Number(env.BENCH_WORKER_CONCURRENCY ?? 32);
 const orchestratorConcurrency = Number(env.BENCH_ORCHESTRATOR_CONCURRENCY ?? 16);
@@ -191,6 +197,8 @@ closers.push({ what: "the orchestrator", close: () => orchestrator.stop() });
 const flaky = new Set<number>();
 /** When the worker function started and ended, per step execution: where a step's time goes. */
 const functionTimes = new Map<number, { start: number; end: number }>();
+/** Each polling step's calls (Bench-PollTwice): when each started and ended. */
+const pollCalls = new Map<number, { start: number; end: number }[]>();
 const worker = await guarded(
   startWorkerService({
     bus,
@@ -213,6 +221,12 @@ const worker = await guarded(
           throw new Error("first attempt fails");
         }
         return { complete: true };
+      },
+      "Bench-PollTwice": async (_params, context) => {
+        const start = Date.now();
+        const calls = pollCalls.get(context.stepExecutionId) ?? [];
+        pollCalls.set(context.stepExecutionId, [...calls, { start, end: Date.now() }]);
+        return { complete: calls.length >= POLLS_PENDING, data: {} };
       },
     }),
   }),
@@ -245,7 +259,7 @@ try {
   // The CPU figures cover both batches: the retry batch may end after the big one.
   const cpu = sampleCpu();
   const serverCpu = await samplePostgresCpu(admin);
-  const [run, retry] = await Promise.all([measureBatch(), measureRetryLag()]);
+  const [run, retry, poll] = await Promise.all([measureBatch(), measureRetryLag(), measurePollLag()]);
   const memory = rss.stop();
   const { used: processCpu, seconds: sampledSeconds } = cpu.stop();
   const cpuUsed = [
@@ -273,6 +287,11 @@ try {
     `executions / raw bus throughput:       ${ratio.toFixed(2)}`,
     `phase due_at → first published job:    ${run.dueLagMs.toFixed(0)} ms`,
     `retry due → dispatch (p50 / p99):      ${retry.p50.toFixed(0)} ms / ${retry.p99.toFixed(0)} ms  (${retry.samples} retries, during the batch)`,
+    ...(poll === undefined
+      ? []
+      : [
+          `poll answer + interval → next poll's start (p50 / p99): ${poll.p50.toFixed(0)} ms / ${poll.p99.toFixed(0)} ms  (${poll.samples} polls of ${pollMembers} members, during the batch)`,
+        ]),
     `dispatch commit → function start p50/p99: ${run.toWorker.p50} / ${run.toWorker.p99} ms  (outbox relay, bus, worker fetch and claim)`,
     `function end → step succeeded p50/p99:  ${run.toResult.p50} / ${run.toResult.p99} ms  (worker record + publish, bus, result transaction)`,
     `process RSS (start / peak / end):      ${memory.first} / ${memory.peak} / ${memory.last} MB  (all services in this process)`,
@@ -303,6 +322,7 @@ try {
     ratio,
     dueLagMs: run.dueLagMs,
     retry,
+    poll,
     toWorker: run.toWorker,
     toResult: run.toResult,
     rss: { first: memory.first, peak: memory.peak, last: memory.last },
@@ -496,7 +516,7 @@ async function seedBatch(name: string, yaml: string, count: number, dueAt: Date)
   });
 }
 
-function runbookYaml(name: string, functionName: string, steps: number, retry: string): string {
+function runbookYaml(name: string, functionName: string, steps: number, options: string): string {
   const stepLines = Array.from(
     { length: steps },
     (_, i) => `      - name: step-${i}
@@ -504,7 +524,7 @@ function runbookYaml(name: string, functionName: string, steps: number, retry: s
         function: ${functionName}
         params:
           Batch: "{{_batch_id}}"
-          Upn: "{{Upn}}"${retry}`,
+          Upn: "{{Upn}}"${options}`,
   ).join("\n");
   return `name: ${name}
 data_source:
@@ -627,6 +647,31 @@ async function measureBatch() {
     sidecarKinds,
     dueLagMs: firstJob - dueAt.getTime(),
   };
+}
+
+/**
+ * The poll batch (BENCH_POLL_MEMBERS): each step polled every second until its third call
+ * completes. Lateness of a poll: from the previous call's end plus the interval to this call's
+ * start, so it holds the result's way back, the poll check's and the poll job's.
+ */
+async function measurePollLag() {
+  if (pollMembers === 0) return undefined;
+  const poll = `
+        poll:
+          interval: 1s
+          timeout: 1m`;
+  const batchId = await seedBatch(
+    "bench-poll",
+    runbookYaml("bench-poll", "Bench-PollTwice", 1, poll),
+    pollMembers,
+    new Date(Date.now() + 8_000),
+  );
+  await waitForBatchEnd(batchId);
+  const lags: number[] = [];
+  for (const calls of pollCalls.values()) {
+    for (let i = 1; i < calls.length; i += 1) lags.push(calls[i]!.start - (calls[i - 1]!.end + 1000));
+  }
+  return { p50: percentile(lags, 50), p99: percentile(lags, 99), samples: lags.length };
 }
 
 async function measureRetryLag() {
