@@ -1,7 +1,8 @@
 import { MatoolkitError, topics } from "@matoolkit/domain";
 import { createTestDatabase } from "@matoolkit/testing";
 import type { TestDatabase } from "@matoolkit/testing";
-import { sql } from "kysely";
+import { Kysely, PostgresDialect, sql } from "kysely";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   embeddedBusesOfEachTest,
@@ -10,6 +11,9 @@ import {
   waitUntil,
 } from "../../test/embedded/open-embedded-bus.ts";
 import type { AnyKysely } from "../any-kysely.ts";
+import { createLogger } from "../logger.ts";
+import { createBoss } from "./create-boss.ts";
+import { createPgBossMessageBus } from "./pg-boss-message-bus.ts";
 import type { Delivery, MessageBus, TakeDeliveries } from "../ports/index.ts";
 import { MAX_DELIVERY_ATTEMPTS } from "../ports/index.ts";
 
@@ -288,6 +292,71 @@ describe("embedded bus: consumeInTransaction", () => {
     await waitUntil(() => expect(fetched).toContain("event-a3"));
     expect(fetched).not.toContain("check-after");
     await waitUntil(async () => expect(await queued(name)).toEqual({}));
+  });
+
+  it("with `only`, wakes just the transactional consumer when a delayed message it takes falls due: the fetching consumer makes no empty fetch", async () => {
+    // A bus whose statements are counted, polling far beyond the test: only wake-ups fetch.
+    const fetchesOf = new Map<string, number>();
+    const pool = new pg.Pool({ connectionString: database.url, max: 3 });
+    const counted = new Kysely<unknown>({
+      dialect: new PostgresDialect({ pool }),
+      log(event) {
+        // pg-boss's fetch, as the fetching consumer runs it (take-jobs.ts): marks jobs active.
+        if (event.level !== "query" || !event.query.sql.includes("state = 'active'")) return;
+        for (const parameter of event.query.parameters)
+          if (typeof parameter === "string") fetchesOf.set(parameter, (fetchesOf.get(parameter) ?? 0) + 1);
+      },
+    });
+    const boss = createBoss({ connectionString: database.url, maxConnections: 2, maintenance: false });
+    boss.on("error", () => {});
+    await boss.start();
+    const bus = await createPgBossMessageBus({
+      boss,
+      db: counted,
+      connectionString: database.url,
+      logger: createLogger({ level: "silent", name: "bus-test" }),
+      pollingIntervalSeconds: 60,
+    });
+    try {
+      const name = unique("due-taker");
+      const queue = `${topics.workerResults}.${name}`;
+      const subscription = { topic: topics.workerResults, name };
+      const taken: { id: string; at: number }[] = [];
+      const fetched: string[] = [];
+      await bus.consumeInTransaction!(
+        { ...subscription, batchSize: 10, only: { property: "Kind", values: ["check"] } },
+        async (take) => {
+          await counted.transaction().execute(async (trx) => {
+            for (const delivery of await take(trx)) taken.push({ id: delivery.id, at: Date.now() });
+          });
+        },
+        neverFallback,
+      );
+      await bus.subscribe({ ...subscription, concurrency: 2 }, async (delivery) => {
+        fetched.push(delivery.id);
+      });
+      // Both consumers' first fetches (at start) have come back empty.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const fetchesBefore = fetchesOf.get(queue) ?? 0;
+      const dueAt = new Date(Date.now() + 700);
+      await bus.publish({ ...message("due-check"), properties: { Kind: "check" }, deliverAt: dueAt });
+
+      await waitUntil(() => expect(taken.map((t) => t.id)).toEqual(["due-check"]));
+      expect(taken[0]!.at).toBeGreaterThanOrEqual(dueAt.getTime() - 50);
+      expect(taken[0]!.at - dueAt.getTime()).toBeLessThan(1000);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(fetchesOf.get(queue) ?? 0).toBe(fetchesBefore);
+
+      // A delayed message the transactional consumer does not take still wakes the fetching one.
+      const otherDue = new Date(Date.now() + 500);
+      await bus.publish({ ...message("due-event"), properties: { Kind: "event" }, deliverAt: otherDue });
+      await waitUntil(() => expect(fetched).toEqual(["due-event"]));
+      expect(fetchesOf.get(queue) ?? 0).toBeGreaterThan(fetchesBefore);
+    } finally {
+      await bus.stop();
+      await boss.stop({ graceful: false });
+      await counted.destroy();
+    }
   });
 
   it("with batchesAtOnce, works a backlog in batches side by side, and a wake on an idle queue starts one batch", async () => {

@@ -1,5 +1,6 @@
 /**
- * Wakes this process's consumers of a queue when a delayed message published here falls due,
+ * Wakes this process's consumers of a queue (or the one of them that takes the message, see
+ * `schedule`) when a delayed message published here falls due,
  * rather than at their next safety-net poll (issue 29: "retry lateness p99 ≤ 1 s"; the poll is
  * half a second and a fetch behind a busy queue adds to it). A NOTIFY cannot do it: PostgreSQL
  * sends it at the publish's commit, not at the due time. Consumers in other processes still find
@@ -10,26 +11,27 @@
  * poll finds them on time to the half second).
  */
 export interface DueWakeups {
-  schedule(queues: readonly string[], dueAt: Date): void;
+  /** `targets`: whom to wake, as the bus names them (a queue's consumers, or one of them). */
+  schedule(targets: readonly string[], dueAt: Date): void;
   /** Clears every pending timer. */
   stop(): void;
 }
 
 const coalesceMs = 10;
 
-export function createDueWakeups(wake: (queue: string) => void, horizonMs = 15 * 60_000): DueWakeups {
+export function createDueWakeups(wake: (target: string) => void, horizonMs = 15 * 60_000): DueWakeups {
   const timers = new Map<string, NodeJS.Timeout>();
   return {
-    schedule(queues, dueAt) {
+    schedule(targets, dueAt) {
       const delay = dueAt.getTime() - Date.now();
       if (delay <= 0 || delay > horizonMs) return;
       const slot = Math.ceil(dueAt.getTime() / coalesceMs) * coalesceMs;
-      for (const queue of queues) {
-        const key = `${queue}@${slot}`;
+      for (const target of targets) {
+        const key = `${target}@${slot}`;
         if (timers.has(key)) continue;
         const timer = setTimeout(() => {
           timers.delete(key);
-          wake(queue);
+          wake(target);
         }, slot - Date.now());
         timer.unref();
         timers.set(key, timer);

@@ -79,6 +79,11 @@ const maxPublishGroup = 500;
  * is in flight go together in the next one; with nothing in flight, the calls of one turn of
  * the event loop go together at its end).
  */
+/** The due wake-up target of a queue's transactional consumer with `only` (never a queue name). */
+function takerTarget(queue: string): string {
+  return `${queue}#taken-in-transaction`;
+}
+
 export async function createPgBossMessageBus(options: PgBossMessageBusOptions): Promise<MessageBus> {
   const tuning = busTuningSchema.parse(options);
   const { boss, db, logger } = options;
@@ -97,11 +102,25 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
   const sweep = startExpiredKeysSweep({ db, keys: ["dedupe"], intervalMs: dedupeSweepEveryMs, logger });
 
   const publishContext = { db, dedupeWindowSeconds: tuning.dedupeWindowSeconds };
-  const wakeups = createDueWakeups((queue) => consumers.get(queue)?.forEach((consumer) => consumer.wake()));
+  // A delayed message a transactional consumer takes (`only`) wakes that consumer alone when due:
+  // the queue's fetching consumer leaves it out, and woken it would fetch nothing (issue 29:
+  // one empty fetch per retry or poll check published).
+  const wakeups = createDueWakeups((target) => {
+    const taker = takers.get(target);
+    if (taker !== undefined) taker.wake();
+    else consumers.get(target)?.forEach((consumer) => consumer.wake());
+  });
+  const dueTargets = (message: CheckedMessage, queues: readonly string[]): string[] =>
+    queues.map((queue) => {
+      const only = takenInTransaction.get(queue);
+      const value = only === undefined ? undefined : message.properties[only.property];
+      return value !== undefined && only!.values.includes(value) ? takerTarget(queue) : queue;
+    });
   const report = (message: CheckedMessage, outcome: PublishOutcome): void => {
     switch (outcome.status) {
       case "published":
-        if (message.deliverAt !== undefined) wakeups.schedule(outcome.queues, message.deliverAt);
+        if (message.deliverAt !== undefined)
+          wakeups.schedule(dueTargets(message, outcome.queues), message.deliverAt);
         return;
       case "duplicate":
         // Normal after a crash between publish and outbox delete, or a retried publish.
@@ -126,6 +145,8 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
   // with `only`): the queue's fetching consumer here leaves them to it.
   const takenInTransaction = new Map<string, TakeOnly>();
   const leftOut = (queue: string): TakeOnly | undefined => takenInTransaction.get(queue);
+  /** That transactional consumer, by takerTarget(queue): what a due wake-up of its messages wakes. */
+  const takers = new Map<string, Consumer>();
   const settleOne = createBatchedStatement<SettleItem, PublishOutcome[]>({
     maxBatch: maxPublishGroup,
     keyOf: (item) => item.outcome.key,
@@ -281,6 +302,7 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
         fallback: registered.consumer,
       });
       await keep(queue, consumer);
+      if (only !== undefined) takers.set(takerTarget(queue), consumer);
     },
 
     deadLetters(subscription: Pick<Subscription, "topic" | "name">): Promise<DeadLetter[]> {
@@ -296,6 +318,7 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
         [...consumers.values()].flatMap((set) => [...set].map((consumer) => consumer.stop())),
       );
       consumers.clear();
+      takers.clear();
       await listener.close();
     },
   };
