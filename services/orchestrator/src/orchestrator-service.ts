@@ -223,10 +223,12 @@ export async function handleOrchestratorEvent(ctx: OrchestratorContext, delivery
 /** The orchestrator's own delayed checks (000 "Retry Protocol", "Polling Protocol"). */
 const selfCheckTypes = ["retry-check", "poll-check"] as const satisfies readonly OrchestratorEventType[];
 /**
- * Checks handled in one transaction at most: its poll checks go one after the other (a few
- * statements each), and the transaction holds every check's locks until it commits.
+ * Checks handled in one transaction at most. Retries and polls are set-based, so a batch costs
+ * about the same statements whatever its size; the cap bounds how many steps' locks one
+ * transaction holds until it commits, as RESULTS_PER_TRANSACTION does for results. Failures
+ * handled together schedule their retries for the same moment, so checks fall due in bursts.
  */
-const CHECKS_PER_TRANSACTION = 16;
+const CHECKS_PER_TRANSACTION = 64;
 /** Batches of checks in flight at once while they come back full (each its own connection). */
 const CHECK_BATCHES_AT_ONCE = 4;
 
