@@ -12,6 +12,7 @@ import {
   type Harness,
 } from "../test/test-harness.ts";
 import { batchStatus, memberStatuses, stepOf, stepsOf, transitionsOf } from "../test/test-queries.ts";
+import { stepResult } from "../test/test-results.ts";
 
 /**
  * Results are processed in batches (one transaction, set-based transitions): a batch that mixes
@@ -68,19 +69,11 @@ phases:
       "every first step to be dispatched",
     );
     const first = (member: number) => stepOf(dispatched, `m${member}@contoso.test`, 0);
-    const result = (member: number, overrides: Partial<WorkerResultMessage> = {}): WorkerResultMessage => ({
-      JobId: `step-${first(member).id}`,
-      Status: "Success",
-      Result: { complete: true, data: { Member: member } },
-      Error: null,
-      CorrelationData: {
-        StepExecutionId: first(member).id,
-        IsInitStep: false,
-        RunbookName: batch.runbookName,
-        RunbookVersion: batch.runbookVersion,
-      },
-      ...overrides,
-    });
+    const result = (member: number, overrides: Partial<WorkerResultMessage> = {}) =>
+      stepResult(first(member), batch, {
+        Result: { complete: true, data: { Member: member } },
+        ...overrides,
+      });
 
     await processWorkerResults(h.orchestrator, [
       result(0),
@@ -165,22 +158,8 @@ phases:
       "every first step to be dispatched",
     );
     const first = (member: number) => stepOf(dispatched, `m${member}@contoso.test`, 0);
-    const failure = (
-      member: number,
-      jobId: string,
-      error: WorkerResultMessage["Error"],
-    ): WorkerResultMessage => ({
-      JobId: jobId,
-      Status: "Failure",
-      Result: null,
-      Error: error,
-      CorrelationData: {
-        StepExecutionId: first(member).id,
-        IsInitStep: false,
-        RunbookName: batch.runbookName,
-        RunbookVersion: batch.runbookVersion,
-      },
-    });
+    const failure = (member: number, jobId: string, error: WorkerResultMessage["Error"]) =>
+      stepResult({ id: first(member).id, jobId }, batch, { Status: "Failure", Result: null, Error: error });
     const throttled = { Message: "429 for user@contoso.test", IsThrottled: true };
     const notFound = { Type: "graph.not_found", Message: "no such mailbox" };
 

@@ -14,6 +14,7 @@ import {
   type Harness,
 } from "../test/test-harness.ts";
 import { memberStatuses, stepsOf, transitionsOf, type StepView } from "../test/test-queries.ts";
+import { stepResult } from "../test/test-results.ts";
 
 /**
  * On the embedded bus, retry and poll checks are taken in batches inside one transaction
@@ -46,8 +47,8 @@ phases:
           interval: 1s
 `);
 
-async function dispatchedBatch(members: number) {
-  const batch = await seedBatch(h.db, yaml, membersWith(members));
+async function dispatchedBatch(members: number, yamlText = yaml) {
+  const batch = await seedBatch(h.db, yamlText, membersWith(members));
   await publishEvent(h.bus, "phase-due", phaseDueBody(batch, 0), `phase-due:${batch.phases[0]!.id}`);
   const steps = await eventually(
     () => stepsOf(h.db, batch.batchId),
@@ -61,18 +62,11 @@ function failureOf(
   step: StepView,
   batch: { runbookName: string; runbookVersion: number },
 ): WorkerResultMessage {
-  return {
-    JobId: `step-${step.id}`,
+  return stepResult({ id: step.id }, batch, {
     Status: "Failure",
     Result: null,
     Error: { Message: "transient", Type: "worker.error", IsThrottled: false, Attempts: 1 },
-    CorrelationData: {
-      StepExecutionId: step.id,
-      IsInitStep: false,
-      RunbookName: batch.runbookName,
-      RunbookVersion: batch.runbookVersion,
-    },
-  };
+  });
 }
 
 it("dispatches each retry once when many checks of several batches fall due together; a paused batch's checks send nothing; a malformed check fails alone", async () => {
@@ -140,41 +134,19 @@ phases:
 ${poll}
 `);
 
-async function dispatchedPollingBatch(members: number, yamlText: string) {
-  const batch = await seedBatch(h.db, yamlText, membersWith(members));
-  await publishEvent(h.bus, "phase-due", phaseDueBody(batch, 0), `phase-due:${batch.phases[0]!.id}`);
-  const steps = await eventually(
-    () => stepsOf(h.db, batch.batchId),
-    (rows) => rows.length === members && rows.every((step) => step.status === "dispatched"),
-    "every member's step to be dispatched",
-  );
-  return { batch, steps };
-}
-
 function answerOf(
   step: StepView,
   batch: { runbookName: string; runbookVersion: number },
   complete: boolean,
 ): WorkerResultMessage {
-  return {
-    JobId: step.jobId!,
-    Status: "Success",
-    Result: { complete, data: {} },
-    Error: null,
-    CorrelationData: {
-      StepExecutionId: step.id,
-      IsInitStep: false,
-      RunbookName: batch.runbookName,
-      RunbookVersion: batch.runbookVersion,
-    },
-  };
+  return stepResult(step, batch, { Result: { complete, data: {} } });
 }
 
 it("polls each step once per interval when many poll checks fall due together; a paused batch's steps are not polled; a timed-out poll fails its member", async () => {
   const interval = "          interval: 1s\n          timeout: 1m";
-  const running = await dispatchedPollingBatch(10, pollingYaml("never-opened-for-polls", interval));
-  const paused = await dispatchedPollingBatch(4, pollingYaml("never-opened-for-polls", interval));
-  const timingOut = await dispatchedPollingBatch(
+  const running = await dispatchedBatch(10, pollingYaml("never-opened-for-polls", interval));
+  const paused = await dispatchedBatch(4, pollingYaml("never-opened-for-polls", interval));
+  const timingOut = await dispatchedBatch(
     3,
     pollingYaml("never-opened-for-polls", "          interval: 1s\n          timeout: 1s"),
   );
