@@ -33,6 +33,7 @@ import { handleMemberAdded, handleMemberRemoved } from "./handlers/members.ts";
 import { handleMemberRedriven } from "./handlers/member-redriven.ts";
 import {
   continuePhaseStart,
+  phaseStartWindowFull,
   DEFAULT_PHASE_START_CHUNK,
   DEFAULT_PHASE_START_WINDOW,
   handlePhaseDue,
@@ -127,8 +128,12 @@ export async function startOrchestratorService(options: OrchestratorOptions): Pr
     phaseStarts: createPhaseStartPump({
       db: options.db,
       logger,
-      continueStart: (phaseExecutionId) =>
-        inHandlerTransaction(ctx, (scope) => continuePhaseStart(scope, { phaseExecutionId })),
+      // Most nudges find the window full: one unlocked count says so without a transaction (a
+      // nudge never starts members that have steps already, so that part needs no look here).
+      continueStart: async (phaseExecutionId) =>
+        (await phaseStartWindowFull(options.db, phaseExecutionId, ctx))
+          ? "waiting"
+          : inHandlerTransaction(ctx, (scope) => continuePhaseStart(scope, { phaseExecutionId })),
     }),
     ...(options.bus.publishInTransaction === undefined
       ? {}

@@ -9,6 +9,7 @@ import {
   markPhaseStepsCreated,
   phaseHasAnySteps,
   transitionPhase,
+  type Db,
   type PhaseExecution,
 } from "@matoolkit/db";
 import { batchMachine, phaseMachine, type PhaseDueMessage } from "@matoolkit/domain";
@@ -159,19 +160,36 @@ export async function continuePhaseStart(
     return "started";
   }
   // New members only into the window's room: the phase's results nudge it on (see handlePhaseDue).
-  const window = scope.phaseStartWindow;
-  const size = windowedChunkSize(scope);
-  if ((await countDispatchedPhaseSteps(scope.trx, phase.id, window)) > window - size) return "waiting";
-  await startPhaseChunk(scope, { phase, batch, afterMemberId, limit: size });
+  if (await phaseStartWindowFull(scope.trx, phase.id, scope)) return "waiting";
+  await startPhaseChunk(scope, { phase, batch, afterMemberId, limit: windowedChunkSize(scope) });
   return "started";
+}
+
+type WindowSettings = Pick<HandlerScope, "phaseStartChunk" | "phaseStartWindow">;
+
+/**
+ * Whether the phase's start window has no room for a chunk: more of its steps out with a worker
+ * than the window less a chunk. One statement, no lock: the phase-start pump asks it before
+ * opening continuePhaseStart's transaction, as most nudges (one per result transaction) find the
+ * window full. Room only grows when a transaction commits, and each commit nudges again after
+ * it, so an answer read a moment early is corrected by the next nudge.
+ */
+export async function phaseStartWindowFull(
+  db: Db,
+  phaseExecutionId: number,
+  settings: WindowSettings,
+): Promise<boolean> {
+  const window = settings.phaseStartWindow;
+  const room = window - windowedChunkSize(settings);
+  return (await countDispatchedPhaseSteps(db, phaseExecutionId, window)) > room;
 }
 
 /**
  * Members per chunk within the window: half the window at most, so a chunk starts once half the
  * window has come back, and the window never holds more than `phaseStartWindow` steps.
  */
-function windowedChunkSize(scope: HandlerScope): number {
-  return Math.max(1, Math.min(scope.phaseStartChunk, Math.ceil(scope.phaseStartWindow / 2)));
+function windowedChunkSize(settings: WindowSettings): number {
+  return Math.max(1, Math.min(settings.phaseStartChunk, Math.ceil(settings.phaseStartWindow / 2)));
 }
 
 async function startPhaseChunk(
