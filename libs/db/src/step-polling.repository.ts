@@ -33,15 +33,16 @@ export function startPollingSteps(db: Db, starts: readonly PollStart[]): Promise
 }
 
 /**
- * The steps, locked FOR UPDATE in id order until the commit: the poll checks' interval guard
- * reads last_polled_at, which no status guard protects, so two checks of one attempt at once
- * must see each other's poll (handlePollCheck). Id order: two transactions locking the same
- * steps cannot deadlock.
+ * Those of the steps still `polling`, locked FOR UPDATE in id order until the commit: the poll
+ * checks' interval guard reads last_polled_at, which no status guard protects, so two checks of
+ * one attempt at once must see each other's poll (handlePollCheck). Id order: two transactions
+ * locking the same steps cannot deadlock; polling ones only, so a check never holds a step that
+ * a result transaction is about to dispatch.
  */
-export async function lockStepsForUpdate(db: Db, ids: readonly number[]): Promise<StepExecution[]> {
+export async function lockPollingSteps(db: Db, ids: readonly number[]): Promise<StepExecution[]> {
   if (ids.length === 0) return [];
   const result = await sql<Record<string, unknown>>`
-    SELECT * FROM step_executions WHERE id = ANY (${[...new Set(ids)]}::bigint[])
+    SELECT * FROM step_executions WHERE id = ANY (${[...new Set(ids)]}::bigint[]) AND status = 'polling'
     ORDER BY id FOR UPDATE`.execute(db);
   return camelCaseRows<StepExecution>(result.rows);
 }

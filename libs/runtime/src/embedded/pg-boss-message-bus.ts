@@ -105,11 +105,9 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
   // A delayed message a transactional consumer takes (`only`) wakes that consumer alone when due:
   // the queue's fetching consumer leaves it out, and woken it would fetch nothing (issue 29:
   // one empty fetch per retry or poll check published).
-  const wakeups = createDueWakeups((target) => {
-    const taker = takers.get(target);
-    if (taker !== undefined) taker.wake();
-    else consumers.get(target)?.forEach((consumer) => consumer.wake());
-  });
+  const wakeups = createDueWakeups((target) =>
+    (takers.get(target) ?? consumers.get(target))?.forEach((consumer) => consumer.wake()),
+  );
   const dueTargets = (message: CheckedMessage, queues: readonly string[]): string[] =>
     queues.map((queue) => {
       const only = takenInTransaction.get(queue);
@@ -145,8 +143,8 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
   // with `only`): the queue's fetching consumer here leaves them to it.
   const takenInTransaction = new Map<string, TakeOnly>();
   const leftOut = (queue: string): TakeOnly | undefined => takenInTransaction.get(queue);
-  /** That transactional consumer, by takerTarget(queue): what a due wake-up of its messages wakes. */
-  const takers = new Map<string, Consumer>();
+  /** Those transactional consumers, by takerTarget(queue): what a due wake-up of their messages wakes. */
+  const takers = new Map<string, Set<Consumer>>();
   const settleOne = createBatchedStatement<SettleItem, PublishOutcome[]>({
     maxBatch: maxPublishGroup,
     keyOf: (item) => item.outcome.key,
@@ -302,7 +300,10 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
         fallback: registered.consumer,
       });
       await keep(queue, consumer);
-      if (only !== undefined) takers.set(takerTarget(queue), consumer);
+      if (only !== undefined) {
+        const target = takerTarget(queue);
+        takers.set(target, (takers.get(target) ?? new Set<Consumer>()).add(consumer));
+      }
     },
 
     deadLetters(subscription: Pick<Subscription, "topic" | "name">): Promise<DeadLetter[]> {

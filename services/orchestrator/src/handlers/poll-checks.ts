@@ -1,4 +1,4 @@
-import { getPhasesByIds, lockStepsForUpdate, recordPollDispatches, type StepExecution } from "@matoolkit/db";
+import { getPhasesByIds, lockPollingSteps, recordPollDispatches, type StepExecution } from "@matoolkit/db";
 import type { PollCheckMessage } from "@matoolkit/domain";
 import type { BatchInfo } from "../batch-info.ts";
 import type { HandlerScope } from "../context.ts";
@@ -24,7 +24,7 @@ export async function handlePollChecks(
   for (const check of checks) if (check.IsInitStep) await handlePollCheck(scope, check);
   const stepIds = checks.filter((check) => !check.IsInitStep).map((check) => check.StepExecutionId);
   // Locked: the interval guard reads last_polled_at (see handlePollCheck).
-  const steps = (await lockStepsForUpdate(scope.trx, stepIds)).filter((step) => step.status === "polling");
+  const steps = await lockPollingSteps(scope.trx, stepIds);
   const now = scope.now();
   const due: StepExecution[] = [];
   const timedOut: PollCheckMessage[] = [];
