@@ -32,7 +32,7 @@ interface BenchResult {
   readonly sidecarCallsPerStep?: number;
   readonly ratio: number;
   readonly dueLagMs: number;
-  readonly retry: Spread & { readonly samples: number };
+  readonly retry: (Spread & { readonly samples: number }) | undefined;
   readonly toWorker: Spread;
   readonly toResult: Spread;
   readonly rss: { readonly first: number; readonly peak: number; readonly last: number };
@@ -113,7 +113,7 @@ function table(outcomes: ReadonlyArray<[string, Outcome]>): string {
     ["phase due → first job", cell((r) => `${fixed(r.dueLagMs)} ms`)],
     [
       "retry due → dispatch p50/p99",
-      cell((r) => `${fixed(r.retry.p50)} / ${fixed(r.retry.p99)} ms (${r.retry.samples})`),
+      cell((r) => (r.retry === undefined ? "-" : `${fixed(r.retry.p50)} / ${fixed(r.retry.p99)} ms (${r.retry.samples})`)),
     ],
     [
       "dispatch → function start p50/p99",

@@ -71,18 +71,29 @@ if (serverUrl === undefined) {
   process.stderr.write("Set DATABASE_URL to a PostgreSQL server (the benchmark creates its own database).\n");
   process.exit(2);
 }
-const members = Number(env.BENCH_MEMBERS ?? 10_000);
-const stepsPerMember = Number(env.BENCH_STEPS ?? 5);
-const retryMembers = Number(env.BENCH_RETRY_MEMBERS ?? 500);
-const pollMembers = Number(env.BENCH_POLL_MEMBERS ?? 0);
+/** A whole-number setting of at least `min`; anything else ends the run with the setting's name. */
+const countFromEnv = (name: string, fallback: number, min: number): number => {
+  const raw = env[name];
+  const value = raw === undefined ? fallback : Number(raw);
+  if (!Number.isInteger(value) || value < min) {
+    process.stderr.write(`${name} must be a whole number of at least ${min}, not ${raw}\n`);
+    process.exit(2);
+  }
+  return value;
+};
+const members = countFromEnv("BENCH_MEMBERS", 10_000, 1);
+const stepsPerMember = countFromEnv("BENCH_STEPS", 5, 1);
+const retryMembers = countFromEnv("BENCH_RETRY_MEMBERS", 500, 0);
+const pollMembers = countFromEnv("BENCH_POLL_MEMBERS", 0, 0);
 /** Bench-PollTwice answers {complete: false} this many times, then completes. */
 const POLLS_PENDING = 2;
-const busMessages = Number(env.BENCH_BUS_MESSAGES ?? 5_000);
-const workerConcurrency = Number(env.BENCH_WORKER_CONCURRENCY ?? 32);
-const orchestratorConcurrency = Number(env.BENCH_ORCHESTRATOR_CONCURRENCY ?? 16);
+/** The raw bus is the yardstick of "executions / raw bus": at least one message. */
+const busMessages = countFromEnv("BENCH_BUS_MESSAGES", 5_000, 1);
+const workerConcurrency = countFromEnv("BENCH_WORKER_CONCURRENCY", 32, 1);
+const orchestratorConcurrency = countFromEnv("BENCH_ORCHESTRATOR_CONCURRENCY", 16, 1);
 const phaseStartWindow =
-  env.BENCH_PHASE_START_WINDOW === undefined ? undefined : Number(env.BENCH_PHASE_START_WINDOW);
-const timeoutMs = Number(env.BENCH_TIMEOUT_SECONDS ?? 600) * 1000;
+  env.BENCH_PHASE_START_WINDOW === undefined ? undefined : countFromEnv("BENCH_PHASE_START_WINDOW", 0, 1);
+const timeoutMs = countFromEnv("BENCH_TIMEOUT_SECONDS", 600, 1) * 1000;
 const keepLogs = env.BENCH_KEEP_LOGS;
 const peer = env.BENCH_PEER ?? "graphile-worker";
 if (peer !== "graphile-worker" && peer !== "none") {
@@ -286,7 +297,9 @@ try {
     `raw bus throughput (publish→ack):      ${bus1.messagesPerSecond.toFixed(0)} messages/s  (${busMessages} empty messages, publishMany ×500, ${bus1.statementsPerMessage.toFixed(2)} SQL/message${sidecar === undefined ? "" : `, ${bus1.sidecarCallsPerMessage.toFixed(2)} sidecar calls/message`})`,
     `executions / raw bus throughput:       ${ratio.toFixed(2)}`,
     `phase due_at → first published job:    ${run.dueLagMs.toFixed(0)} ms`,
-    `retry due → dispatch (p50 / p99):      ${retry.p50.toFixed(0)} ms / ${retry.p99.toFixed(0)} ms  (${retry.samples} retries, during the batch)`,
+    retry === undefined
+      ? "retry due → dispatch:                  not measured (BENCH_RETRY_MEMBERS=0)"
+      : `retry due → dispatch (p50 / p99):      ${retry.p50.toFixed(0)} ms / ${retry.p99.toFixed(0)} ms  (${retry.samples} retries, during the batch)`,
     ...(poll === undefined
       ? []
       : [
@@ -675,6 +688,7 @@ async function measurePollLag() {
 }
 
 async function measureRetryLag() {
+  if (retryMembers === 0) return undefined;
   const retry = `
         retry:
           max_retries: 1
