@@ -33,3 +33,44 @@ describe("createConcurrencyLimiter", () => {
     await expect(limiter.run(async () => "next")).resolves.toBe("next");
   });
 });
+
+describe("ConcurrencyLimiter.acquire", () => {
+  it("holds its slot until released, once however often release is called", async () => {
+    const limiter = createConcurrencyLimiter(1);
+    const first = await limiter.acquire();
+    let secondHeld = false;
+    const second = limiter.acquire().then((slot) => {
+      secondHeld = true;
+      return slot;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(secondHeld).toBe(false);
+
+    first.release();
+    first.release();
+    const slot = await second;
+    expect(secondHeld).toBe(true);
+    // The repeated release of the first slot did not free the second one's.
+    let thirdHeld = false;
+    void limiter.acquire().then(() => (thirdHeld = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(thirdHeld).toBe(false);
+    slot.release();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(thirdHeld).toBe(true);
+  });
+
+  it("is idle once every slot, acquired or run, is released", async () => {
+    const limiter = createConcurrencyLimiter(2);
+    const slot = await limiter.acquire();
+    let idle = false;
+    const running = limiter.run(async () => "done");
+    void limiter.idle().then(() => (idle = true));
+    await running;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(idle).toBe(false);
+    slot.release();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(idle).toBe(true);
+  });
+});

@@ -1,12 +1,21 @@
 /**
  * At most `limit` tasks run at once; the rest wait in arrival order. The bus adapter is asked for
- * the same bound, but the worker enforces it itself: running more functions than configured
- * would multiply the load (and the throttling) on the target tenant.
+ * a bound too, but the worker enforces its own: running more functions than configured would
+ * multiply the load (and the throttling) on the target tenant.
  */
 export interface ConcurrencyLimiter {
   run<T>(task: () => Promise<T>): Promise<T>;
+  /**
+   * Waits for a slot and holds it until `release()` (which may be called more than once: the
+   * first call frees the slot), for a task whose slot ends before its caller is done.
+   */
+  acquire(): Promise<LimiterSlot>;
   /** Resolves once nothing is running or waiting. */
   idle(): Promise<void>;
+}
+
+export interface LimiterSlot {
+  release(): void;
 }
 
 export function createConcurrencyLimiter(limit: number): ConcurrencyLimiter {
@@ -29,17 +38,30 @@ export function createConcurrencyLimiter(limit: number): ConcurrencyLimiter {
     }
   };
 
+  const acquire = async (): Promise<LimiterSlot> => {
+    // A released slot goes straight to the next waiter, so `running` never dips.
+    if (running < limit) running++;
+    else await new Promise<void>((resolve) => waiting.push(resolve));
+    let held = true;
+    return {
+      release() {
+        if (!held) return;
+        held = false;
+        release();
+      },
+    };
+  };
+
   return {
     async run(task) {
-      // A finishing task hands its slot straight to the next waiter, so `running` never dips.
-      if (running < limit) running++;
-      else await new Promise<void>((resolve) => waiting.push(resolve));
+      const slot = await acquire();
       try {
         return await task();
       } finally {
-        release();
+        slot.release();
       }
     },
+    acquire,
     idle() {
       return running === 0 ? Promise.resolve() : new Promise((resolve) => idleWaiters.push(resolve));
     },

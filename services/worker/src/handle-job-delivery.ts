@@ -19,6 +19,7 @@ import type {
 import { abortableDelay } from "./abortable-delay.ts";
 import { executeJob, type ExecuteJobOptions } from "./execute-job.ts";
 import type { FunctionRegistry } from "./functions/function-registry.ts";
+import type { LimiterSlot } from "./concurrency-limiter.ts";
 import { holdLease, type HeldLease, type LeaseSettings } from "./job-lease.ts";
 import { recordCompletion } from "./record-completion.ts";
 
@@ -40,7 +41,17 @@ export interface JobDeliveryDeps {
   readonly stopping?: AbortSignal;
   /** Job start pacing (pacing/worker-pacing.ts): each delivery waits its turn before its claim. */
   readonly pacing?: { awaitStart(signal: AbortSignal): Promise<void> };
+  /**
+   * The worker's function slots (MATOOLKIT_WORKER_CONCURRENCY): a delivery holds one from before
+   * its turn and claim until its function returns, not while its outcome is recorded and
+   * published (issue 29): that bookkeeping loads the database, not the tenant, and a slot held
+   * through it left the functions' slots idle for most of a short job. Absent: the caller bounds
+   * the deliveries itself.
+   */
+  readonly functionSlots?: { acquire(): Promise<LimiterSlot> };
 }
+
+const noSlot: LimiterSlot = { release: () => undefined };
 
 /**
  * One delivery from `worker-jobs`. Returning acknowledges it; throwing (a bus or database error)
@@ -70,6 +81,25 @@ export async function handleJobDelivery(delivery: Delivery, deps: JobDeliveryDep
     return;
   }
 
+  const slot = deps.functionSlots === undefined ? noSlot : await deps.functionSlots.acquire();
+  try {
+    return await claimAndRun(job, deps, log, delivery, slot);
+  } finally {
+    slot.release();
+  }
+}
+
+/** From the turn and the claim to the function's end, in a function slot (released by then). */
+async function claimAndRun(
+  job: WorkerJobMessage,
+  deps: JobDeliveryDeps,
+  log: Logger,
+  delivery: Delivery,
+  slot: LimiterSlot,
+): Promise<void> {
+  // A delivery that waited for its slot while the worker began to stop: nothing is claimed yet,
+  // so refusing leaves the job whole to the next start of this worker.
+  if (deps.stopping?.aborted === true) throw new DeliveryDeferredError("worker is stopping");
   if (deps.pacing !== undefined) await waitForTurn(deps.pacing, deps.stopping);
   const key = `worker-job:${job.JobId}`;
   const options = { ttlSeconds: JOB_MEMORY_SECONDS, ...deps.lease };
@@ -82,8 +112,9 @@ export async function handleJobDelivery(delivery: Delivery, deps: JobDeliveryDep
   }
   switch (claim.status) {
     case "claimed":
-      return runAndPublish(job, key, deps, log, delivery);
+      return runAndPublish(job, key, deps, log, delivery, slot);
     case "completed":
+      slot.release();
       return republish(claim.value, deps, log);
     case "lost":
       if (deps.registry.isSafeToRepeat(job.FunctionName)) {
@@ -91,8 +122,9 @@ export async function handleJobDelivery(delivery: Delivery, deps: JobDeliveryDep
           { previousOwner: claim.previousOwner, reason: reasonCodes.workerLost },
           "job's worker was lost mid-job; the function is safe to repeat: running it again",
         );
-        return runAndPublish(job, key, deps, log, delivery);
+        return runAndPublish(job, key, deps, log, delivery, slot);
       }
+      slot.release();
       return reportLost(job, key, claim, deps, log, delivery);
     case "in_progress":
       // Its owner renewed the lease while we waited: alive and working; it will publish.
@@ -114,13 +146,19 @@ async function runAndPublish(
   deps: JobDeliveryDeps,
   log: Logger,
   delivery: Delivery,
+  slot: LimiterSlot,
 ): Promise<void> {
   log.info("job started");
   // Held until the outcome is recorded, not just until the function returns: while the database
   // is down the record waits, and a lapsed claim would be taken over and the job run again.
   const lease = holdLease(deps.idempotency, key, deps.lease, log);
   try {
-    const result = await executeJob(job, deps.registry, { ...deps.execute, signal: lease.lost });
+    let result: WorkerResultMessage;
+    try {
+      result = await executeJob(job, deps.registry, { ...deps.execute, signal: lease.lost });
+    } finally {
+      slot.release();
+    }
     log.info(
       {
         Status: result.Status,

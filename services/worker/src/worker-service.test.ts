@@ -31,6 +31,8 @@ let bus: MessageBus;
 const published: OutgoingMessage[] = [];
 const results = new Map<string, WorkerResultMessage>();
 const services: WorkerService[] = [];
+/** Set by a test: each settlement waits for it before it reaches the real bus. */
+let holdSettlement: ((jobId: string) => Promise<void>) | undefined;
 
 beforeAll(async () => {
   testDb = await createTestDatabase();
@@ -48,6 +50,7 @@ beforeAll(async () => {
     // The embedded bus's one-transaction end of a job (record, result, acknowledgement): the path
     // the worker takes in embedded mode, so the tests below exercise it.
     settleDelivery: async (settlement) => {
+      await holdSettlement?.(String((settlement.delivery.body as { JobId?: unknown }).JobId));
       const settled = await real.settleDelivery!(settlement);
       if (settled) published.push(...settlement.messages);
       return settled;
@@ -69,10 +72,13 @@ afterAll(async () => {
   await testDb?.drop();
 });
 
-async function startWorker(workerId: string, modules: FunctionModule[], concurrency = 4): Promise<void> {
+async function startWorker(
+  workerId: string,
+  modules: FunctionModule[],
+  concurrency = 4,
+): Promise<WorkerService> {
   const registry = createFunctionRegistry(...modules);
-  services.push(
-    await startWorkerService({
+  const service = await startWorkerService({
       bus,
       idempotency: runtime.idempotency,
       logger,
@@ -80,8 +86,9 @@ async function startWorker(workerId: string, modules: FunctionModule[], concurre
       concurrency,
       registry,
       jobTimeoutMs: 10_000,
-    }),
-  );
+    });
+  services.push(service);
+  return service;
 }
 
 function job(
@@ -258,5 +265,43 @@ describe("worker service idempotency and concurrency", () => {
 
     expect(peak).toBe(2);
     expect(jobIds.map((id) => results.get(id)?.Status)).toEqual(["Success", "Success", "Success"]);
+  });
+
+  it("frees a function's slot when it returns, and stops only once its outcome is published", async () => {
+    const started: string[] = [];
+    let openGate = (): void => undefined;
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    const settling: string[] = [];
+    holdSettlement = async (jobId) => {
+      if (jobId !== "step-7-attempt-1") return;
+      settling.push(jobId);
+      await gate;
+    };
+    try {
+      const worker = await startWorker(
+        "worker-slot",
+        [{ "Record-Start": async (_params, context) => (started.push(context.jobId), { complete: true }) }],
+        1,
+      );
+      await publishJob(job("step-7-attempt-1", "worker-slot", "Record-Start"));
+      await waitFor(() => settling.length === 1, "the first job's outcome on its way to the bus");
+      // Its outcome is still unrecorded (settlement held): the one slot runs the next function.
+      await publishJob(job("step-8-attempt-1", "worker-slot", "Record-Start"));
+      await waitFor(() => results.has("step-8-attempt-1"), "the second job's result");
+      expect(started).toEqual(["step-7-attempt-1", "step-8-attempt-1"]);
+      expect(results.has("step-7-attempt-1")).toBe(false);
+
+      let stopped = false;
+      const stopping = worker.stop().then(() => (stopped = true));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(stopped).toBe(false);
+      openGate();
+      await stopping;
+      await waitFor(() => results.get("step-7-attempt-1"), "the first job's result");
+      expect(results.get("step-7-attempt-1")?.Status).toBe("Success");
+    } finally {
+      holdSettlement = undefined;
+      openGate();
+    }
   });
 });

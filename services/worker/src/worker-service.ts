@@ -71,7 +71,16 @@ export function workerSubscriptionName(workerId: string): string {
 /** 000 "Cloud Worker": consumes the jobs addressed to one WorkerId and publishes their results. */
 export async function startWorkerService(options: WorkerServiceOptions): Promise<WorkerService> {
   const logger = options.logger.child({ component: "worker", WorkerId: options.workerId });
-  const limiter = createConcurrencyLimiter(options.concurrency);
+  // `concurrency` functions at once (the tenant's load). A delivery frees its function slot when
+  // its function returns (handle-job-delivery.ts, functionSlots), so the bus may hand out more
+  // deliveries than that: those recording and publishing an outcome, or, while every slot is
+  // busy, waiting for one (on the embedded bus their message stays locked, renewed; another
+  // replica cannot take them meanwhile). A paced worker keeps to `concurrency` deliveries: each
+  // may wait for its turn, and none may wait past MAX_START_WAIT_SECONDS (worker-pacing.ts).
+  const functionSlots = createConcurrencyLimiter(options.concurrency);
+  const paced = options.pacing?.jobStartsPerSecond !== undefined;
+  const deliveriesInFlight = paced ? options.concurrency : 2 * options.concurrency;
+  const deliveries = createConcurrencyLimiter(deliveriesInFlight);
   const stopping = new AbortController();
   // Every running job and every delivery waiting out a lease listens to it: dozens at once is
   // normal here, not the listener leak Node's default limit of 10 warns about.
@@ -106,6 +115,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     workerId: options.workerId,
     registry: options.registry,
     pacing,
+    functionSlots,
     execute: {
       timeoutMs: options.jobTimeoutMs,
       now: options.now,
@@ -131,12 +141,12 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     idle === undefined ? handle() : idle.track(handle);
 
   await options.bus.subscribe(
-    { ...workerJobsSubscription(options.workerId), concurrency: options.concurrency },
-    // The slot is taken before the claim: a job waiting for a slot is not marked as running.
-    // A delivery waiting for a slot already makes the worker busy (not idle).
+    { ...workerJobsSubscription(options.workerId), concurrency: deliveriesInFlight },
+    // The function slot is taken before the claim (handleJobDelivery): a job waiting for a slot
+    // is not marked as running. A delivery waiting for a slot already makes the worker busy.
     (delivery) =>
       track(() =>
-        limiter.run(async () => {
+        deliveries.run(async () => {
           // Nothing is claimed yet, so refusing leaves the job to the next start of this worker.
           if (stopping.signal.aborted) throw new DeliveryDeferredError("worker is stopping");
           await handleJobDelivery(delivery, deps);
@@ -159,7 +169,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     async stop() {
       stopping.abort();
       idle?.stop();
-      await limiter.idle();
+      await deliveries.idle();
       untrackMetrics();
       pacing.close();
       logger.info("worker stopped");
