@@ -113,7 +113,9 @@ function table(outcomes: ReadonlyArray<[string, Outcome]>): string {
     ["phase due → first job", cell((r) => `${fixed(r.dueLagMs)} ms`)],
     [
       "retry due → dispatch p50/p99",
-      cell((r) => (r.retry === undefined ? "-" : `${fixed(r.retry.p50)} / ${fixed(r.retry.p99)} ms (${r.retry.samples})`)),
+      cell((r) =>
+        r.retry === undefined ? "-" : `${fixed(r.retry.p50)} / ${fixed(r.retry.p99)} ms (${r.retry.samples})`,
+      ),
     ],
     [
       "dispatch → function start p50/p99",

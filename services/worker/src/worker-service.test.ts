@@ -79,14 +79,14 @@ async function startWorker(
 ): Promise<WorkerService> {
   const registry = createFunctionRegistry(...modules);
   const service = await startWorkerService({
-      bus,
-      idempotency: runtime.idempotency,
-      logger,
-      workerId,
-      concurrency,
-      registry,
-      jobTimeoutMs: 10_000,
-    });
+    bus,
+    idempotency: runtime.idempotency,
+    logger,
+    workerId,
+    concurrency,
+    registry,
+    jobTimeoutMs: 10_000,
+  });
   services.push(service);
   return service;
 }

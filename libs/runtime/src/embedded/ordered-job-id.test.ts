@@ -8,7 +8,8 @@ describe("orderedJobId", () => {
 
     expect(new Set(ids).size).toBe(ids.length);
     expect([...ids].sort()).toEqual(ids);
-    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-8[0-9a-f]{3}-[0-9a-f]{12}$/);
+    for (const id of ids)
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-8[0-9a-f]{3}-[0-9a-f]{12}$/);
     // The random tail changes from id to id (a pool read at the same offset twice would repeat it).
     const tails = new Set(ids.map((id) => id.slice(-6)));
     expect(tails.size).toBeGreaterThan(ids.length * 0.99);
