@@ -106,9 +106,15 @@ async function claimAndRun(
   let claim = await deps.idempotency.claim(key, options);
   if (claim.status === "in_progress") {
     // Its owner may be alive, or dead with the lease not yet run out (the bus can redeliver
-    // sooner): wait the lease out once, then look again. A live owner will have renewed it.
-    await waitUntil(claim.leaseExpiresAt, deps.lease.leaseSeconds, deps.stopping);
-    claim = await deps.idempotency.claim(key, options);
+    // sooner): wait the lease out once, then decide; a live owner will have renewed it. Looked
+    // at every IN_PROGRESS_RECHECK_MS meanwhile: a copy delivered beside the job finds its
+    // owner recording the outcome (its function slot is free by then), which takes
+    // milliseconds, and republishes it at once instead of holding a slot for the whole lease.
+    const deadline = leaseWaitDeadline(claim.leaseExpiresAt, deps.lease.leaseSeconds);
+    do {
+      await waitUntil(Math.min(deadline, Date.now() + IN_PROGRESS_RECHECK_MS), deps.stopping);
+      claim = await deps.idempotency.claim(key, options);
+    } while (claim.status === "in_progress" && Date.now() < deadline);
   }
   switch (claim.status) {
     case "claimed":
@@ -289,18 +295,15 @@ async function recordThenPublish(
   }
 }
 
-/** Sleeps until `until` (a little after, so the lease has surely run out), at most one lease. */
-async function waitUntil(
-  until: Date,
-  leaseSeconds: number,
-  stopping: AbortSignal | undefined,
-): Promise<void> {
-  const ms = Math.min(
-    until.getTime() - Date.now() + LEASE_EXPIRY_MARGIN_MS,
-    leaseSeconds * 1000 + LEASE_EXPIRY_MARGIN_MS,
-  );
+/** When a lease seen now has surely run out (a little after it), at most one lease from now. */
+function leaseWaitDeadline(leaseExpiresAt: Date, leaseSeconds: number): number {
+  return Math.min(leaseExpiresAt.getTime(), Date.now() + leaseSeconds * 1000) + LEASE_EXPIRY_MARGIN_MS;
+}
+
+/** Sleeps until `until` (epoch ms); a stop ends the wait with DeliveryDeferredError. */
+async function waitUntil(until: number, stopping: AbortSignal | undefined): Promise<void> {
   try {
-    await abortableDelay(Math.max(0, ms), stopping ?? new AbortController().signal);
+    await abortableDelay(Math.max(0, until - Date.now()), stopping ?? new AbortController().signal);
   } catch {
     // Nothing is claimed by this delivery: the bus gives the job to the next start of the worker.
     throw new DeliveryDeferredError("worker is stopping");
@@ -326,6 +329,8 @@ async function waitForTurn(
 
 /** Clocks of the worker and the store may differ a little. */
 const LEASE_EXPIRY_MARGIN_MS = 500;
+/** How often a delivery waiting out another owner's lease looks whether the job has finished. */
+const IN_PROGRESS_RECHECK_MS = 1000;
 
 async function republish(stored: unknown, deps: JobDeliveryDeps, log: Logger): Promise<void> {
   const parsed = workerResultMessageSchema.safeParse(stored);

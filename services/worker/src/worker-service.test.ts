@@ -304,4 +304,45 @@ describe("worker service idempotency and concurrency", () => {
       openGate();
     }
   });
+
+  it("answers a copy delivered while the job's outcome is being recorded once it is recorded, not after the lease", async () => {
+    let calls = 0;
+    let openGate = (): void => undefined;
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    let held = false;
+    holdSettlement = async (jobId) => {
+      if (jobId !== "step-10-attempt-1" || held) return;
+      held = true;
+      await gate;
+    };
+    try {
+      await startWorker(
+        "worker-copy",
+        [{ "Count-Calls": async () => ({ complete: true, data: { Call: ++calls } }) }],
+        2,
+      );
+      const body = job("step-10-attempt-1", "worker-copy", "Count-Calls");
+      await publishJob(body, "copy-message-1");
+      await waitFor(() => held, "the job's outcome on its way to the bus");
+      // The copy finds the claim in progress (the owner is recording), with 30 s of lease left.
+      await publishJob(body, "copy-message-2");
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      openGate();
+      const started = Date.now();
+      const answers = await waitFor(
+        () => {
+          const sent = published.filter((m) => m.id === "result:step-10-attempt-1");
+          return sent.length >= 2 ? sent : undefined;
+        },
+        "the copy's answer",
+        10_000,
+      );
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(calls).toBe(1);
+      expect(answers[1]?.body).toStrictEqual(answers[0]?.body);
+    } finally {
+      holdSettlement = undefined;
+      openGate();
+    }
+  });
 });
