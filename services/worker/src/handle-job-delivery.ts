@@ -42,11 +42,11 @@ export interface JobDeliveryDeps {
   /** Job start pacing (pacing/worker-pacing.ts): each delivery waits its turn before its claim. */
   readonly pacing?: { awaitStart(signal: AbortSignal): Promise<void> };
   /**
-   * The worker's function slots (MATOOLKIT_WORKER_CONCURRENCY): a delivery holds one from before
-   * its turn and claim until its function returns, not while its outcome is recorded and
-   * published (issue 29): that bookkeeping loads the database, not the tenant, and a slot held
-   * through it left the functions' slots idle for most of a short job. Absent: the caller bounds
-   * the deliveries itself.
+   * The worker's function slots (MATOOLKIT_WORKER_CONCURRENCY): a delivery holds one while its
+   * function runs, not while its job is claimed nor while its outcome is recorded and published
+   * (issue 29): that bookkeeping loads the database, not the tenant, and a slot held through it
+   * left the functions' slots idle for most of a short job. A claimed delivery waiting for a slot
+   * holds its claim's lease. Absent: the caller bounds the deliveries itself.
    */
   readonly functionSlots?: { acquire(): Promise<LimiterSlot> };
 }
@@ -81,46 +81,16 @@ export async function handleJobDelivery(delivery: Delivery, deps: JobDeliveryDep
     return;
   }
 
-  const slot = deps.functionSlots === undefined ? noSlot : await deps.functionSlots.acquire();
-  try {
-    return await claimAndRun(job, deps, log, delivery, slot);
-  } finally {
-    slot.release();
-  }
-}
-
-/** From the turn and the claim to the function's end, in a function slot (released by then). */
-async function claimAndRun(
-  job: WorkerJobMessage,
-  deps: JobDeliveryDeps,
-  log: Logger,
-  delivery: Delivery,
-  slot: LimiterSlot,
-): Promise<void> {
-  // A delivery that waited for its slot while the worker began to stop: nothing is claimed yet,
-  // so refusing leaves the job whole to the next start of this worker.
+  // A delivery that arrived while the worker began to stop: nothing is claimed yet, so refusing
+  // leaves the job whole to the next start of this worker.
   if (deps.stopping?.aborted === true) throw new DeliveryDeferredError("worker is stopping");
   if (deps.pacing !== undefined) await waitForTurn(deps.pacing, deps.stopping);
   const key = `worker-job:${job.JobId}`;
-  const options = { ttlSeconds: JOB_MEMORY_SECONDS, ...deps.lease };
-  let claim = await deps.idempotency.claim(key, options);
-  if (claim.status === "in_progress") {
-    // Its owner may be alive, or dead with the lease not yet run out (the bus can redeliver
-    // sooner): wait the lease out once, then decide; a live owner will have renewed it. Looked
-    // at every IN_PROGRESS_RECHECK_MS meanwhile: a copy delivered beside the job finds its
-    // owner recording the outcome (its function slot is free by then), which takes
-    // milliseconds, and republishes it at once instead of holding a slot for the whole lease.
-    const deadline = leaseWaitDeadline(claim.leaseExpiresAt, deps.lease.leaseSeconds);
-    do {
-      await waitUntil(Math.min(deadline, Date.now() + IN_PROGRESS_RECHECK_MS), deps.stopping);
-      claim = await deps.idempotency.claim(key, options);
-    } while (claim.status === "in_progress" && Date.now() < deadline);
-  }
+  const claim = await claimJob(key, deps);
   switch (claim.status) {
     case "claimed":
-      return runAndPublish(job, key, deps, log, delivery, slot);
+      return runAndPublish(job, key, deps, log, delivery);
     case "completed":
-      slot.release();
       return republish(claim.value, deps, log);
     case "lost":
       if (deps.registry.isSafeToRepeat(job.FunctionName)) {
@@ -128,9 +98,8 @@ async function claimAndRun(
           { previousOwner: claim.previousOwner, reason: reasonCodes.workerLost },
           "job's worker was lost mid-job; the function is safe to repeat: running it again",
         );
-        return runAndPublish(job, key, deps, log, delivery, slot);
+        return runAndPublish(job, key, deps, log, delivery);
       }
-      slot.release();
       return reportLost(job, key, claim, deps, log, delivery);
     case "in_progress":
       // Its owner renewed the lease while we waited: alive and working; it will publish.
@@ -146,21 +115,49 @@ async function claimAndRun(
   }
 }
 
+/**
+ * Claims the JobId. A claim in progress may have a live owner, or a dead one whose lease has not
+ * yet run out (the bus can redeliver sooner): the lease is waited out once, then the claim
+ * decided; a live owner will have renewed it. Looked at every IN_PROGRESS_RECHECK_MS meanwhile:
+ * a copy delivered beside the job finds its owner recording the outcome, which takes
+ * milliseconds, and republishes it at once instead of waiting the whole lease.
+ */
+async function claimJob(key: string, deps: JobDeliveryDeps): Promise<ClaimOutcome> {
+  const options = { ttlSeconds: JOB_MEMORY_SECONDS, ...deps.lease };
+  let claim = await deps.idempotency.claim(key, options);
+  if (claim.status !== "in_progress") return claim;
+  const deadline = leaseWaitDeadline(claim.leaseExpiresAt, deps.lease.leaseSeconds);
+  do {
+    await waitUntil(Math.min(deadline, Date.now() + IN_PROGRESS_RECHECK_MS), deps.stopping);
+    claim = await deps.idempotency.claim(key, options);
+  } while (claim.status === "in_progress" && Date.now() < deadline);
+  return claim;
+}
+
 async function runAndPublish(
   job: WorkerJobMessage,
   key: string,
   deps: JobDeliveryDeps,
   log: Logger,
   delivery: Delivery,
-  slot: LimiterSlot,
 ): Promise<void> {
-  log.info("job started");
-  // Held until the outcome is recorded, not just until the function returns: while the database
-  // is down the record waits, and a lapsed claim would be taken over and the job run again.
+  // Held from the claim until the outcome is recorded: through the wait for a function slot
+  // (which may outlast a lease while long functions hold every slot), the function, and the
+  // record, which waits while the database is down; a lapsed claim would be taken over and the
+  // job run again.
   const lease = holdLease(deps.idempotency, key, deps.lease, log);
   try {
     let result: WorkerResultMessage;
+    const slot = deps.functionSlots === undefined ? noSlot : await deps.functionSlots.acquire();
+    if (lease.lost.aborted) {
+      // Taken over while this delivery waited for a slot (its renewals failed for a lease): the
+      // new owner runs or reports the job; starting it here too would run it twice.
+      slot.release();
+      log.warn({ reason: reasonCodes.workerLost }, "job claim was taken over before it started; not run");
+      return;
+    }
     try {
+      log.info("job started");
       result = await executeJob(job, deps.registry, { ...deps.execute, signal: lease.lost });
     } finally {
       slot.release();

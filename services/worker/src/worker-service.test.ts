@@ -76,6 +76,7 @@ async function startWorker(
   workerId: string,
   modules: FunctionModule[],
   concurrency = 4,
+  leaseSeconds?: number,
 ): Promise<WorkerService> {
   const registry = createFunctionRegistry(...modules);
   const service = await startWorkerService({
@@ -86,6 +87,7 @@ async function startWorker(
     concurrency,
     registry,
     jobTimeoutMs: 10_000,
+    ...(leaseSeconds === undefined ? {} : { leaseSeconds }),
   });
   services.push(service);
   return service;
@@ -342,6 +344,48 @@ describe("worker service idempotency and concurrency", () => {
       expect(answers[1]?.body).toStrictEqual(answers[0]?.body);
     } finally {
       holdSettlement = undefined;
+      openGate();
+    }
+  });
+
+  it("holds the claim of a job waiting for a function slot: a copy delivered after a lease does not take it over", async () => {
+    const calls = new Map<string, number>();
+    let openGate = (): void => undefined;
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    try {
+      await startWorker(
+        "worker-waiting",
+        [
+          {
+            "Hold-Slot": async (_params, context) => {
+              calls.set(context.jobId, (calls.get(context.jobId) ?? 0) + 1);
+              await gate;
+              return { complete: true };
+            },
+          },
+        ],
+        2,
+        1,
+      );
+      // Both slots held by functions waiting on the gate; the third job is claimed and waits.
+      await publishJob(job("step-11-attempt-1", "worker-waiting", "Hold-Slot"));
+      await publishJob(job("step-12-attempt-1", "worker-waiting", "Hold-Slot"));
+      await waitFor(() => calls.size === 2, "both slots busy");
+      const waiting = job("step-13-attempt-1", "worker-waiting", "Hold-Slot");
+      await publishJob(waiting, "waiting-message-1");
+      // Past its 1 s lease (and the margin a copy allows for clocks): renewed, not lapsed, so
+      // the copy finds it in progress, waits a lease, and leaves it to its owner.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      await publishJob(waiting, "waiting-message-2");
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      expect(results.has("step-13-attempt-1")).toBe(false);
+      openGate();
+      const result = await waitFor(() => results.get("step-13-attempt-1"), "the waiting job's result");
+      expect(result.Status).toBe("Success");
+      await waitFor(() => results.has("step-12-attempt-1"), "the other jobs' results");
+      expect(calls.get("step-13-attempt-1")).toBe(1);
+      expect(logLines.some((line) => line.includes("step-13") && line.includes("worker.lost"))).toBe(false);
+    } finally {
       openGate();
     }
   });

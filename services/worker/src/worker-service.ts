@@ -71,12 +71,13 @@ export function workerSubscriptionName(workerId: string): string {
 /** 000 "Cloud Worker": consumes the jobs addressed to one WorkerId and publishes their results. */
 export async function startWorkerService(options: WorkerServiceOptions): Promise<WorkerService> {
   const logger = options.logger.child({ component: "worker", WorkerId: options.workerId });
-  // `concurrency` functions at once (the tenant's load). A delivery frees its function slot when
-  // its function returns (handle-job-delivery.ts, functionSlots), so the bus may hand out more
-  // deliveries than that: those recording and publishing an outcome, or, while every slot is
-  // busy, waiting for one (on the embedded bus their message stays locked, renewed; another
-  // replica cannot take them meanwhile). A paced worker keeps to `concurrency` deliveries: each
-  // may wait for its turn, and none may wait past MAX_START_WAIT_SECONDS (worker-pacing.ts).
+  // `concurrency` functions at once (the tenant's load). A delivery holds a function slot only
+  // while its function runs (handle-job-delivery.ts, functionSlots), so the bus may hand out more
+  // deliveries than that: those claiming a job, recording and publishing an outcome, or, while
+  // every slot is busy, waiting for one with the job claimed (their claim's lease renewed; on the
+  // embedded bus their message stays locked, renewed: another replica cannot take them
+  // meanwhile). A paced worker keeps to `concurrency` deliveries, so a slot is free whenever its
+  // turn comes, and none waits past MAX_START_WAIT_SECONDS (worker-pacing.ts).
   const functionSlots = createConcurrencyLimiter(options.concurrency);
   const paced = options.pacing?.jobStartsPerSecond !== undefined;
   const deliveriesInFlight = paced ? options.concurrency : 2 * options.concurrency;
@@ -142,8 +143,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
 
   await options.bus.subscribe(
     { ...workerJobsSubscription(options.workerId), concurrency: deliveriesInFlight },
-    // The function slot is taken before the claim (handleJobDelivery): a job waiting for a slot
-    // is not marked as running. A delivery waiting for a slot already makes the worker busy.
+    // A delivery waiting for its turn, its claim or a function slot already makes the worker busy.
     (delivery) =>
       track(() =>
         deliveries.run(async () => {
