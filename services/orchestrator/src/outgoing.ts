@@ -38,9 +38,12 @@ export type JobSender = Pick<HandlerScope, "trx" | "publishInTransaction">;
 
 /** The worker jobs of dispatched executions, in one statement (the bus's, or the outbox's). */
 export function sendWorkerJobs(sender: JobSender, jobs: readonly TrackedJob[]): Promise<void> {
+  // Each job's id names the attempt its execution was moved to `dispatched` for, in this
+  // transaction, by a guarded transition a retry of the transaction finds done: published once.
   return sendEnvelopes(
     sender,
     jobs.map((job) => workerJobEnvelope(trackedJobMessage(job))),
+    { onceByTransaction: true },
   );
 }
 
@@ -53,7 +56,11 @@ export function resendWorkerJob(sender: JobSender, job: TrackedJob, round: numbe
   return sendEnvelopes(sender, [resentWorkerJobEnvelope(trackedJobMessage(job), round)]);
 }
 
-async function sendEnvelopes(sender: JobSender, envelopes: readonly MessageEnvelope[]): Promise<void> {
+async function sendEnvelopes(
+  sender: JobSender,
+  envelopes: readonly MessageEnvelope[],
+  { onceByTransaction = false } = {},
+): Promise<void> {
   if (envelopes.length === 0) return;
   if (sender.publishInTransaction === undefined) {
     await enqueueOutbox(sender.trx, envelopes);
@@ -67,6 +74,7 @@ async function sendEnvelopes(sender: JobSender, envelopes: readonly MessageEnvel
       properties: envelope.properties as Record<string, string>,
       body: envelope.body,
       ...(envelope.deliverAt === undefined ? {} : { deliverAt: envelope.deliverAt }),
+      ...(onceByTransaction ? { onceByTransaction } : {}),
     })),
   );
 }

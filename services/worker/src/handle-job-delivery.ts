@@ -253,7 +253,9 @@ async function recordThenPublish(
           published = await settle({
             delivery,
             outcome: { key, value: result, ttlSeconds: JOB_MEMORY_SECONDS },
-            messages: [resultMessage(result, deps)],
+            // Published with the record of the outcome, in its transaction: once (a copy of
+            // the job finds the record and republishes through the bus's duplicate detection).
+            messages: [{ ...resultMessage(result, deps), onceByTransaction: true }],
           });
           if (!published) await deps.idempotency.complete(key, result, JOB_MEMORY_SECONDS);
         };
@@ -338,8 +340,9 @@ async function republish(stored: unknown, deps: JobDeliveryDeps, log: Logger): P
     );
     return;
   }
-  // The earlier delivery may have died between recording and publishing: publish again. The
-  // stable message id lets the bus drop the copy when the first publish did go out.
+  // The earlier delivery may have died between recording and publishing: publish again. Where
+  // the first publish did go out, the copy is dropped by the bus's duplicate detection (Service
+  // Bus) or reaches the orchestrator, which ignores a result for a step no longer waiting on it.
   log.info("job already completed; republishing its stored result");
   await publishResult(stored as WorkerResultMessage, deps);
 }

@@ -24,6 +24,7 @@ export type MessageEnvelope = z.infer<typeof messageEnvelopeSchema>;
 export const outgoingMessageSchema = messageEnvelopeSchema.extend({
   id: z.string().min(1).max(200),
   deliverAt: z.date().optional(),
+  onceByTransaction: z.boolean().optional(),
 });
 /** A message as `outgoingMessageSchema` checked it: publishing validates before anything is written. */
 export type CheckedMessage = z.output<typeof outgoingMessageSchema>;

@@ -82,6 +82,39 @@ describe("embedded bus: batching", () => {
     expect(deliveries).toHaveLength(2);
   });
 
+  it("writes no dedupe key for a message published once by its transaction, and drops nothing of its id", async () => {
+    const bus = await open();
+    const deliveries: Delivery[] = [];
+    await bus.subscribe({ topic: topics.workerResults, name: unique("once") }, async (delivery) => {
+      deliveries.push(delivery);
+    });
+    const [once, deduped] = [randomUUID(), randomUUID()];
+    const message = (id: string, onceByTransaction?: boolean) => ({
+      id,
+      topic: topics.workerResults,
+      properties: {},
+      body: { id },
+      ...(onceByTransaction === undefined ? {} : { onceByTransaction }),
+    });
+    await database.db
+      .transaction()
+      .execute((trx) => bus.publishInTransaction!(trx, [message(once, true), message(deduped)]));
+    const keys = await sql<{ message_id: string }>`
+      SELECT message_id FROM matoolkit_bus.dedupe_keys WHERE message_id IN (${once}, ${deduped})`.execute(
+      database.db,
+    );
+    expect(keys.rows.map((row) => row.message_id)).toEqual([deduped]);
+    await waitUntil(() =>
+      expect(deliveries.map((delivery) => delivery.id).sort()).toEqual([once, deduped].sort()),
+    );
+    // Nothing remembers its id: a publish of it again goes out (a takeover's second result does,
+    // and its consumer ignores it), while the deduplicated one is still dropped.
+    await bus.publishMany([message(once), message(deduped)]);
+    await waitUntil(() => expect(deliveries.filter((delivery) => delivery.id === once)).toHaveLength(2));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(deliveries.filter((delivery) => delivery.id === deduped)).toHaveLength(1);
+  });
+
   it("fails only the publish of a malformed message, not the publishes grouped with it", async () => {
     const bus = await open();
     const deliveries: Delivery[] = [];

@@ -19,9 +19,10 @@ export interface PublishContext {
 
 /**
  * Publishes many messages in ONE statement, whatever their number (issue 29: a round trip is
- * what a publish costs): claim the (topic, id) dedupe keys, find the subscriptions whose filter
- * each claimed message's properties match, insert one pg-boss job per (message, subscription),
- * NOTIFY the consumers of every queue that got an immediate message. One statement is one
+ * what a publish costs): claim the (topic, id) dedupe keys (of the messages not published
+ * `onceByTransaction`), find the subscriptions whose filter each message going out matches,
+ * insert one pg-boss job per (message, subscription), NOTIFY the consumers of every queue that
+ * got an immediate message. One statement is one
  * transaction: either the whole call happens and its keys are recorded, or nothing does, so a
  * retried call after a crash is never half-deduplicated. Returns one outcome per message, in order.
  *
@@ -66,10 +67,11 @@ export async function publishMessages(
   const jobIds = new Map(candidates.map((index) => [index, orderedJobId()]));
   const claimOrder = [...firstIndex.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const input = claimOrder.map(([, index], claimRank) => {
-    const { topic, id, properties, body, deliverAt } = messages[index]!;
+    const { topic, id, properties, body, deliverAt, onceByTransaction } = messages[index]!;
     return {
       pos: index,
       claim_rank: claimRank,
+      deduped: onceByTransaction !== true,
       topic,
       message_id: id,
       job_id: jobIds.get(index)!,
@@ -82,20 +84,23 @@ export async function publishMessages(
   const routes = await sql<{ pos: number; queue: string | null }>`
     WITH input AS (
       SELECT * FROM jsonb_to_recordset(${JSON.stringify(input)}::jsonb) AS m(
-        pos int, claim_rank int, topic text, message_id text, job_id uuid, properties jsonb,
-        body jsonb, start_after timestamptz)
+        pos int, claim_rank int, deduped boolean, topic text, message_id text, job_id uuid,
+        properties jsonb, body jsonb, start_after timestamptz)
     ), claimed AS (
       INSERT INTO ${sql.table(`${busSchema}.dedupe_keys`)} AS k (topic, message_id, expires_at)
       SELECT topic, message_id, now() + make_interval(secs => ${context.dedupeWindowSeconds})
-      FROM input ORDER BY claim_rank
+      FROM input WHERE deduped ORDER BY claim_rank
       ON CONFLICT (topic, message_id) DO UPDATE SET expires_at = EXCLUDED.expires_at
         WHERE k.expires_at <= now()
       RETURNING topic, message_id
     ), routed AS (
+      -- A message published once by its transaction (OutgoingMessage.onceByTransaction) has no
+      -- key to claim: it goes out as it is.
       SELECT m.*, s.queue
       FROM input m
-      JOIN claimed c ON c.topic = m.topic AND c.message_id = m.message_id
+      LEFT JOIN claimed c ON c.topic = m.topic AND c.message_id = m.message_id
       LEFT JOIN ${sql.table(`${busSchema}.subscriptions`)} AS s ON s.topic = m.topic AND m.properties @> s.filter
+      WHERE NOT m.deduped OR c.message_id IS NOT NULL
     ), jobs AS (
       INSERT INTO ${sql.table(`${bossSchema}.job`)} (id, name, data, priority, start_after, dead_letter,
         expire_in, keep_until, retry_limit, retry_delay, retry_backoff, policy)

@@ -31,8 +31,9 @@ export interface SettleItem {
  * messages are published as `publishMany` publishes them, and the delivered jobs are deleted as
  * the queue consumer deletes a job it completed (only while still `active`: a job whose lock ran
  * out and that maintenance put back for a retry is left to its next delivery, which finds the
- * key completed and republishes the recorded outcome, dropped as a duplicate). One statement is
- * one transaction: all of it, or none of it.
+ * key completed and republishes the recorded outcome; the result's consumer ignores the copy, as
+ * the settlement's own messages carry no dedupe key when published `onceByTransaction`). One
+ * statement is one transaction: all of it, or none of it.
  *
  * Jobs are deleted queue by queue, never by `name = ANY AND id = ANY`: one message's jobs in
  * several queues share an id, and a sibling in another queue of the group is not ours to delete.

@@ -22,6 +22,16 @@ export interface OutgoingMessage {
   readonly properties: Readonly<Record<string, string>>;
   /** Delayed delivery (Service Bus ScheduledEnqueueTime); absent = now. */
   readonly deliverAt?: Date;
+  /**
+   * The publisher vouches that this id goes out once: it names a state change written in the
+   * same transaction as the publish (`publishInTransaction`, `settleDelivery`), which a retry
+   * finds done and does not repeat. A bus may then skip its duplicate detection for the message:
+   * the embedded bus writes no dedupe key for it (issue 29: two rows and their index entries
+   * per step, about a tenth of a step's WAL), and a later publish of the same id is not dropped.
+   * A copy that does go out (a takeover's second result) reaches consumers, which handle copies
+   * as they handle any at-least-once redelivery. Absent: deduplicated within the window.
+   */
+  readonly onceByTransaction?: boolean;
 }
 
 export interface Delivery {
@@ -111,8 +121,9 @@ export interface MessageBus {
   publish(message: OutgoingMessage): Promise<void>;
   /**
    * Publishes many messages in one round trip, with the guarantees of `publish` for each one:
-   * dedupe by (topic, id) within the window — two messages of one call with the same topic and
-   * id count as a duplicate too: the first goes out —, filters applied now, `deliverAt` honoured,
+   * dedupe by (topic, id) within the window (unless `onceByTransaction`) — two messages of one
+   * call with the same topic and id count as a duplicate too: the first goes out —, filters
+   * applied now, `deliverAt` honoured,
    * a message matching no subscription dropped. All or nothing for the caller: a thrown error
    * means "publish the whole call again"; what did go out is then dropped as a duplicate.
    * An empty array does nothing.
