@@ -1,6 +1,6 @@
 export * from "./ports/index.ts";
 export * from "./topology.ts";
-export { createLogger, redactedLogPaths } from "./logger.ts";
+export { createLogger } from "./logger.ts";
 export type { Logger, LoggerOptions, LogLevel } from "./logger.ts";
 export { serializeErrorSafely } from "./serialize-error-safely.ts";
 export { createEmbeddedRuntime } from "./embedded/create-embedded-runtime.ts";

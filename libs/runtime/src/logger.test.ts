@@ -46,6 +46,40 @@ describe("createLogger", () => {
     });
   });
 
+  it("redacts one level down in a child's bindings too, without touching the caller's objects", () => {
+    const { lines, destination, parsed } = capture();
+    const logger = createLogger({ level: "info", name: "worker", destination });
+    const job = { JobId: "step-7-attempt-1", Parameters: { UserPrincipalName: "jdoe@contoso.com" } };
+    const list = [{ password: "in-an-array" }];
+    logger.child({ job, secret: "top-level-secret" }).info({ list, count: 2 }, "job started");
+
+    expect(lines[0]).not.toContain("jdoe@contoso.com");
+    expect(lines[0]).not.toContain("top-level-secret");
+    expect(parsed()[0]).toMatchObject({
+      job: { JobId: "step-7-attempt-1", Parameters: "[redacted]" },
+      secret: "[redacted]",
+      count: 2,
+    });
+    // The objects logged are the caller's: censoring works on copies.
+    expect(job.Parameters).toEqual({ UserPrincipalName: "jdoe@contoso.com" });
+    // `*.key` names a key of an object value, not of an array's items (as pino's wildcard path).
+    expect(parsed()[0]?.list).toEqual([{ password: "in-an-array" }]);
+  });
+
+  it("keeps an error an error when it carries a redacted key", () => {
+    const { lines, destination, parsed } = capture();
+    const logger = createLogger({ level: "info", name: "worker", destination });
+    const err = Object.assign(new Error("Graph refused the call"), { token: "eyJ0eXAi.secret" });
+    Object.defineProperty(err, "secret", { value: "read-only-secret", enumerable: true });
+    logger.error({ err }, "call failed");
+
+    expect(lines[0]).not.toContain("eyJ0eXAi");
+    expect(lines[0]).not.toContain("read-only-secret");
+    // Still serialized as an error (type and stack), by serializeErrorSafely.
+    expect(parsed()[0]?.err).toMatchObject({ type: "Error", message: "Graph refused the call" });
+    expect(err.token).toBe("eyJ0eXAi.secret");
+  });
+
   it("logs errors with a sanitized message and their stack frames", () => {
     const { destination, parsed } = capture();
     const logger = createLogger({ level: "info", name: "orchestrator", destination });
