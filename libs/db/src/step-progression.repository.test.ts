@@ -2,7 +2,12 @@ import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedBatch, stepRow, stepThrough } from "../test/test-fixtures.ts";
 import type { Db } from "./connection.ts";
-import { dispatchSteps, skipSteps, succeedSteps } from "./step-progression.repository.ts";
+import {
+  dispatchSteps,
+  listStepsOfMemberPhases,
+  skipSteps,
+  succeedSteps,
+} from "./step-progression.repository.ts";
 import { insertSteps, listStepsByPhase } from "./steps.repository.ts";
 
 let testDb: TestDatabase;
@@ -121,5 +126,30 @@ describe("succeedSteps with two results of one step in one call", () => {
     ]);
     // Given again (a redelivery), neither result moves it a second time.
     expect(await succeedSteps(db, [current(a!.id), stale(a!.id)])).toEqual([]);
+  });
+});
+
+describe("listStepsOfMemberPhases", () => {
+  it("reads every column of a member's chain but the steps' results, in chain order", async () => {
+    const seeded = await seedBatch(db, 2);
+    const [first, second] = seeded.members;
+    await insertSteps(db, [
+      stepRow(seeded, first!, 1),
+      stepRow(seeded, first!, 0),
+      stepRow(seeded, second!, 0),
+    ]);
+    const pair = { memberId: first!.id, phaseExecutionId: seeded.phase.id };
+
+    const chain = await listStepsOfMemberPhases(db, [pair, pair]);
+
+    const stored = await db
+      .selectFrom("stepExecutions")
+      .selectAll()
+      .where("batchMemberId", "=", first!.id)
+      .orderBy("stepIndex")
+      .execute();
+    // Each column of the table, whatever a later migration adds, but result_json.
+    expect(chain).toEqual(stored.map(({ resultJson: _result, ...rest }) => rest));
+    expect(chain.map((step) => step.stepIndex)).toEqual([0, 1]);
   });
 });

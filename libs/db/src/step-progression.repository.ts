@@ -95,22 +95,35 @@ export interface MemberPhase {
  * IN list of pairs, as before, was a bitmap scan per pair and a new text per count: ~25 ms for
  * a result batch of 128 members on bench:orchestrator.
  */
-export async function listStepsOfMemberPhases(
-  db: Db,
-  pairs: readonly MemberPhase[],
-): Promise<StepExecution[]> {
+export async function listStepsOfMemberPhases(db: Db, pairs: readonly MemberPhase[]): Promise<ChainStep[]> {
   if (pairs.length === 0) return [];
   // A pair given twice (two values of one for_each step finishing together) reads its steps once.
   const distinct = [
     ...new Map(pairs.map((pair) => [`${pair.memberId}:${pair.phaseExecutionId}`, pair])).values(),
   ];
   const result = await sql<Record<string, unknown>>`
-    SELECT s.* FROM unnest(${distinct.map((pair) => pair.phaseExecutionId)}::int[],
+    SELECT ${sql.raw(chainColumns)} FROM unnest(${distinct.map((pair) => pair.phaseExecutionId)}::int[],
                            ${distinct.map((pair) => pair.memberId)}::int[]) AS k(phase_id, member_id)
     JOIN step_executions s ON s.phase_execution_id = k.phase_id AND s.batch_member_id = k.member_id
     ORDER BY s.batch_member_id, s.step_index, s.item_index`.execute(db);
-  return camelCaseRows<StepExecution>(result.rows);
+  return camelCaseRows<ChainStep>(result.rows);
 }
+
+/**
+ * A step as a member's chain reads it: every column but the step's result, which nothing
+ * deciding or dispatching the next step reads (their templates read the member's worker data),
+ * and which, JSON of any size, was parsed for every earlier step of the chain at each step's end.
+ */
+export type ChainStep = Omit<StepExecution, "resultJson">;
+
+/** The columns of ChainStep (a test checks them against the table's). */
+export const chainColumns = `s.id, s.batch_id, s.phase_execution_id, s.batch_member_id, s.step_name,
+  s.step_index, s.item_index, s.item_value, s.item_count, s.worker_id, s.function_name,
+  s.params_json, s.params_resolved, s.status, s.is_open, s.job_id, s.error_message, s.error_code,
+  s.dispatched_at, s.completed_at, s.is_poll_step, s.poll_interval_sec, s.poll_timeout_sec,
+  s.poll_started_at, s.last_polled_at, s.poll_count, s.on_failure, s.retry_count,
+  s.redrive_count, s.max_retries, s.retry_interval_sec, s.retry_after, s.timeout_sec,
+  s.created_at`;
 
 /**
  * The (member, phase) pairs in which these members have a pending step: where a member that has

@@ -7,7 +7,7 @@ import {
   type ConditionEvaluationError,
   type ForEachError,
 } from "@matoolkit/domain";
-import { dispatchSteps, type StepDispatch, type StepExecution } from "@matoolkit/db";
+import { dispatchSteps, type ChainStep, type StepDispatch } from "@matoolkit/db";
 import type { BatchInfo } from "./batch-info.ts";
 import type { HandlerScope } from "./context.ts";
 import { jobIdFor, transitionExecution, type ExecutionRef } from "./executions.ts";
@@ -122,7 +122,7 @@ export interface StepStart {
 
 export function stepStart(
   scope: Pick<HandlerScope, "now">,
-  step: StepExecution,
+  step: ChainStep,
   call: { readonly functionName: string; readonly params: Record<string, unknown> },
   owner: { readonly batch: BatchInfo; readonly runbookVersion: number },
 ): StepStart {

@@ -9,7 +9,7 @@ import {
   type MemberPhase,
   type PhaseExecution,
   skipSteps,
-  type StepExecution,
+  type ChainStep,
   type StepExpansion,
   type StepSkip,
 } from "@matoolkit/db";
@@ -135,7 +135,7 @@ export async function advanceMembers(
   const skips: (StepSkip & { pair: string })[] = [];
   const expansions: (StepExpansion & Omit<Start, "step">)[] = [];
   const starts: Start[] = [];
-  const unresolvable: { pair: string; step: StepExecution; batch: BatchInfo; error: DispatchError }[] = [];
+  const unresolvable: { pair: string; step: ChainStep; batch: BatchInfo; error: DispatchError }[] = [];
   for (const pair of runnable) {
     const key = pairKey(pair);
     const phase = phases.get(pair.phaseExecutionId)!;
@@ -275,7 +275,7 @@ async function startNextPhases(
 /** One execution the chain starts now (a for_each step's: one of its values). */
 interface Start {
   readonly pair: string;
-  readonly step: StepExecution;
+  readonly step: ChainStep;
   readonly batch: BatchInfo;
   readonly phase: PhaseExecution;
   readonly variables: () => Record<string, unknown>;
@@ -350,7 +350,7 @@ function runbookKey(name: string, version: number): string {
 function decide(
   runbook: RunbookDefinition | undefined,
   phase: PhaseExecution,
-  step: StepExecution,
+  step: ChainStep,
   variables: () => Record<string, unknown>,
 ): StepVerdict {
   if (step.itemCount !== null) return { kind: "run" };
@@ -368,7 +368,7 @@ function pairKey(pair: MemberPhase): string {
   return `${pair.memberId}:${pair.phaseExecutionId}`;
 }
 
-function pairKeyOfStep(step: StepExecution): string {
+function pairKeyOfStep(step: ChainStep): string {
   return `${step.batchMemberId}:${step.phaseExecutionId}`;
 }
 
