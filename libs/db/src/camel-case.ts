@@ -84,7 +84,7 @@ function remembered(cache: Map<string, string>, name: string, convert: (name: st
   return converted;
 }
 
-function snakeToCamel(name: string): string {
+export function snakeToCamel(name: string): string {
   return remembered(camelOfSnake, name, (snake) =>
     snake.replace(/_([a-z0-9])/g, (_match, letter: string) => letter.toUpperCase()),
   );
