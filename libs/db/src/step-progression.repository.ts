@@ -110,11 +110,16 @@ export async function listStepsOfMemberPhases(db: Db, pairs: readonly MemberPhas
 }
 
 /**
- * A step as a member's chain reads it: every column but the step's result, which nothing
- * deciding or dispatching the next step reads (their templates read the member's worker data),
- * and which, JSON of any size, was parsed for every earlier step of the chain at each step's end.
+ * A step as a member's chain reads it: every column but the step's result and its timestamps
+ * (a retry's `retry_after` excepted), which nothing deciding or dispatching the next step reads
+ * (templates read the member's worker data). The chain is read whole at each step's end, so each
+ * was parsed for every earlier step again: the result JSON of any size, five dates (a quarter of
+ * the process's date parsing on bench:orchestrator, issue 29).
  */
-export type ChainStep = Omit<StepExecution, "resultJson">;
+export type ChainStep = Omit<
+  StepExecution,
+  "resultJson" | "dispatchedAt" | "completedAt" | "pollStartedAt" | "lastPolledAt" | "createdAt"
+>;
 
 /**
  * The columns of ChainStep, named in camelCase by the statement itself: the driver's rows are
@@ -123,9 +128,9 @@ export type ChainStep = Omit<StepExecution, "resultJson">;
  */
 const chainColumns = `id batch_id phase_execution_id batch_member_id step_name step_index
   item_index item_value item_count worker_id function_name params_json params_resolved status
-  is_open job_id error_message error_code dispatched_at completed_at is_poll_step
-  poll_interval_sec poll_timeout_sec poll_started_at last_polled_at poll_count on_failure
-  retry_count redrive_count max_retries retry_interval_sec retry_after timeout_sec created_at`
+  is_open job_id error_message error_code is_poll_step poll_interval_sec poll_timeout_sec
+  poll_count on_failure retry_count redrive_count max_retries retry_interval_sec retry_after
+  timeout_sec`
   .split(/\s+/)
   .map((column) => `s.${column} AS "${snakeToCamel(column)}"`)
   .join(", ");
