@@ -253,8 +253,9 @@ async function recordThenPublish(
           published = await settle({
             delivery,
             outcome: { key, value: result, ttlSeconds: JOB_MEMORY_SECONDS },
-            // Published with the record of the outcome, in its transaction: once (a copy of
-            // the job finds the record and republishes through the bus's duplicate detection).
+            // Published with the record of the outcome, in its transaction: once. (A copy of
+            // the job finds the record and republishes it; the orchestrator ignores a result
+            // for a step no longer waiting for it.)
             messages: [{ ...resultMessage(result, deps), onceByTransaction: true }],
           });
           if (!published) await deps.idempotency.complete(key, result, JOB_MEMORY_SECONDS);
