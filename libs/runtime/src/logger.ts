@@ -64,12 +64,12 @@ const nestedKeys: ReadonlySet<string> = new Set(redactedKeys);
 
 /**
  * Each key is redacted at the top level by pino's `redact` and one level down (`*.key`) by
- * `censorNested` (pino's log formatter, and on each child's bindings), rather than by pino's wildcard paths: a wildcard
- * path makes pino pass EVERY value of every line and of every child's bindings through
- * @pinojs/redact (0.4), which parses each of the paths again on each call. That was ~60 µs per
- * `logger.child(...)` with five identifiers, the worker's per-job child logger, 9 % of the main
- * thread in bench:orchestrator's CPU profile (issue 29); the formatter looks each nested key up
- * in a Set.
+ * `censorNested` (pino's log formatter, and on each child's bindings), rather than by pino's
+ * wildcard paths: a wildcard path makes pino pass EVERY value of every line and of every child's
+ * bindings through @pinojs/redact (0.4), which parses each of the paths again on each call. That
+ * was ~60 µs per `logger.child(...)` with five identifiers, the worker's per-job child logger,
+ * 9 % of the main thread in bench:orchestrator's CPU profile (issue 29); the formatter looks each
+ * nested key up in a Set.
  */
 export function createLogger(options: LoggerOptions): Logger {
   const logger = pino(

@@ -22,9 +22,9 @@ export interface PublishContext {
  * what a publish costs): claim the (topic, id) dedupe keys (of the messages not published
  * `onceByTransaction`), find the subscriptions whose filter each message going out matches,
  * insert one pg-boss job per (message, subscription), NOTIFY the consumers of every queue that
- * got an immediate message. One statement is one
- * transaction: either the whole call happens and its keys are recorded, or nothing does, so a
- * retried call after a crash is never half-deduplicated. Returns one outcome per message, in order.
+ * got an immediate message. One statement is one transaction: either the whole call happens and
+ * its keys are recorded, or nothing does, so a retried call after a crash is never
+ * half-deduplicated. Returns one outcome per message, in order.
  *
  * Why a key table rather than pg-boss job ids derived from the message id: a job id only
  * dedupes while the job sits in its queue (until archived, hours later, and differently per

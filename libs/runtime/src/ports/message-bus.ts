@@ -123,10 +123,9 @@ export interface MessageBus {
    * Publishes many messages in one round trip, with the guarantees of `publish` for each one:
    * dedupe by (topic, id) within the window (unless `onceByTransaction`) — two messages of one
    * call with the same topic and id count as a duplicate too: the first goes out —, filters
-   * applied now, `deliverAt` honoured,
-   * a message matching no subscription dropped. All or nothing for the caller: a thrown error
-   * means "publish the whole call again"; what did go out is then dropped as a duplicate.
-   * An empty array does nothing.
+   * applied now, `deliverAt` honoured, a message matching no subscription dropped. All or
+   * nothing for the caller: a thrown error means "publish the whole call again"; what did go out
+   * is then dropped as a duplicate. An empty array does nothing.
    */
   publishMany(messages: readonly OutgoingMessage[]): Promise<void>;
   /**
