@@ -21,6 +21,7 @@ import { retentionMigration } from "./0019_retention.ts";
 import { alertsMigration } from "./0020_alerts.ts";
 import { notificationEmailsMigration } from "./0021_notification_emails.ts";
 import { hotStepStatusMigration } from "./0022_hot_step_status.ts";
+import { hotIdempotencyCompletionMigration } from "./0023_hot_idempotency_completion.ts";
 
 /** Applied in key order by migrate.ts; names sort lexically, hence the zero-padded prefix. */
 export const migrations: Record<string, Migration> = {
@@ -46,4 +47,5 @@ export const migrations: Record<string, Migration> = {
   "0020_alerts": alertsMigration,
   "0021_notification_emails": notificationEmailsMigration,
   "0022_hot_step_status": hotStepStatusMigration,
+  "0023_hot_idempotency_completion": hotIdempotencyCompletionMigration,
 };

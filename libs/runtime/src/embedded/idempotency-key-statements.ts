@@ -73,6 +73,11 @@ export interface CompletionRecord {
  * Records finished keys with their outcome. An upsert: a claim may have expired (and even been
  * taken over) while the work ran; the finished outcome is what later deliveries must see. Rows in
  * key order, as the claims lock them, so two groups never wait on each other crosswise.
+ *
+ * A key is remembered `ttlSeconds` from now, or until its claim's own expiry when that is at
+ * most 1 % of `ttlSeconds` sooner (a job that ran for under 1 h 41 min of a 7-day memory) or
+ * later: the row then changes no indexed column, and the update is HOT (migration
+ * 0023_hot_idempotency_completion). A redelivery comes within minutes, not in a week's last hour.
  */
 export async function completeKeys(db: AnyKysely, records: readonly CompletionRecord[]): Promise<void> {
   await completeKeysStatement(records).execute(db);
@@ -87,6 +92,11 @@ export function completeKeysStatement(records: readonly CompletionRecord[]): Raw
                 ${records.map((r) => r.ttlSeconds)}::float8[]) AS i(key, value, ttl)
     ORDER BY i.key
     ON CONFLICT (key) DO UPDATE
-      SET state = 'completed', value = EXCLUDED.value, expires_at = EXCLUDED.expires_at,
+      SET state = 'completed', value = EXCLUDED.value,
+          expires_at = CASE
+            -- EXCLUDED.expires_at - now() is the ttl (ON CONFLICT sees only the row and EXCLUDED).
+            WHEN k.expires_at >= EXCLUDED.expires_at - (EXCLUDED.expires_at - now()) / 100 THEN k.expires_at
+            ELSE EXCLUDED.expires_at
+          END,
           owner = NULL, lease_expires_at = NULL`;
 }
