@@ -22,6 +22,8 @@
 // bench/telemetry-cost.ts compares off with on).
 // BENCH_KEEP_LOGS=<dir>: copy the Dapr daemons' logs (and the workflow SDK's console) there.
 // BENCH_DAPR_CONFIG=<file>: an experiment, daprd's Configuration instead of dapr/config.yaml.
+// BENCH_DAPR_TRACING=shipped: daprd traces as its Configuration says; unset, daprd records spans only
+// when the app does (samplingRate "0" without an OTLP endpoint), as embedded records none.
 // BENCH_SQL_BREAKDOWN=1: also print the statements behind SQL/step, most frequent first (stderr).
 // BENCH_WAL_BREAKDOWN=1: also print the WAL per step by table and index, with its record types
 // (stderr; reads every WAL record of the run with pg_walinspect: slow on 10,000 members).

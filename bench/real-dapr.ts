@@ -1,7 +1,8 @@
 // Real Dapr for the orchestrator benchmark (BENCH_RUNTIME=dapr): daprd, placement and scheduler
 // of a pinned release (MATOOLKIT_DAPR_VERSION, default the newest; built by `npm run
 // dapr:install`), a redis-server of the bench's own, and the shipped components/local +
-// dapr/resources with only the Redis host changed, dapr/config.yaml as shipped. Wired as
+// dapr/resources with only the Redis host changed, dapr/config.yaml as shipped but for its
+// tracing, which follows the app's (daprTracingOf). Wired as
 // libs/dapr-harness's openRealSidecar wires it (the real-Dapr adapter tests' fixture), with the app
 // id of the all-in-one system, and with daprd's internal gRPC API on loopback too (daprd binds it
 // to every interface unless told; openRealSidecar does not tell it).
@@ -60,11 +61,14 @@ export async function startRealDapr(env: Readonly<Record<string, string | undefi
       targetDir: join(dir, "resources"),
       overrides: { "matoolkit-pubsub": { redisHost }, "matoolkit-state": { redisHost } },
     });
-    // An experiment only (e.g. without tracing, to see what it costs); unset: dapr/config.yaml.
-    // Either way with name resolution in a SQLite file of its own (never mDNS on the network).
+    // An experiment only (another Configuration); unset: dapr/config.yaml. Either way with name
+    // resolution in a SQLite file of its own (never mDNS on the network), and daprd recording
+    // spans only when the app does (see daprTracingOf).
+    const tracing = daprTracingOf(env);
     const configFile = renderDaprConfiguration({
       source: env.BENCH_DAPR_CONFIG ?? join(repoRoot, "dapr", "config.yaml"),
       targetDir: join(dir, "config"),
+      ...(tracing.samplingRate === undefined ? {} : { tracingSamplingRate: tracing.samplingRate }),
     });
     const appPort = await freePort();
     const daprd = await startDaprd({
@@ -81,7 +85,7 @@ export async function startRealDapr(env: Readonly<Record<string, string | undefi
     processes.unshift({ role: "daprd", process: daprd.process });
     return {
       version: binaries.version,
-      config: env.BENCH_DAPR_CONFIG ?? "dapr/config.yaml",
+      config: `${env.BENCH_DAPR_CONFIG ?? "dapr/config.yaml"}${tracing.note}`,
       env: {
         MATOOLKIT_RUNTIME: "dapr",
         DAPR_HTTP_ENDPOINT: daprd.httpEndpoint,
@@ -197,4 +201,31 @@ function shorten(line: string): string {
     /msg="((?:[^"\\]|\\.)*)"/.exec(line)?.[1] ??
     line.replace(/^\d{4}\/\d\d\/\d\d \d\d:\d\d:\d\d /, "").replace(/^\d+:[A-Z] \d+ \w+ \d+ [\d:.]+ /, "");
   return msg.length > 200 ? `${msg.slice(0, 200)}…` : msg;
+}
+
+/**
+ * daprd's own spans follow the app's: the shipped Configurations trace every sidecar request
+ * (samplingRate "1", to the Zipkin of `dapr init`), which cost real daprd 1.18.1 about a quarter of
+ * its CPU and a sixth of Dapr mode's executions/s here (1,000 × 5: daprd 23.9 → 18.2 CPU s,
+ * 127 → 153 executions/s with "0"), while the app, with no OTLP endpoint, records none. Comparing
+ * runtimes, both then record no span: samplingRate "0" unless the app exports spans (an OTLP
+ * endpoint set and OTEL_SDK_DISABLED unset). BENCH_DAPR_TRACING=shipped keeps the file's rate.
+ */
+function daprTracingOf(env: Readonly<Record<string, string | undefined>>): {
+  samplingRate?: string;
+  note: string;
+} {
+  if (env.BENCH_DAPR_TRACING === "shipped") return { note: " (its tracing as shipped)" };
+  if (env.BENCH_DAPR_TRACING !== undefined) {
+    throw new Error(`BENCH_DAPR_TRACING must be "shipped" or unset, not ${env.BENCH_DAPR_TRACING}`);
+  }
+  const appExportsSpans =
+    env.OTEL_SDK_DISABLED !== "true" &&
+    (env.OTEL_EXPORTER_OTLP_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? "") !== "";
+  return appExportsSpans
+    ? { note: " (its tracing as shipped: the app exports spans too)" }
+    : {
+        samplingRate: "0",
+        note: ' with samplingRate "0" (the app records no span either; BENCH_DAPR_TRACING=shipped: as shipped)',
+      };
 }

@@ -65,11 +65,20 @@ export function renderDaprResources(options: {
 export function renderDaprConfiguration(options: {
   readonly source: string;
   readonly targetDir: string;
+  /** Replaces `spec.tracing.samplingRate` ("0": daprd records no span of its own). */
+  readonly tracingSamplingRate?: string;
 }): string {
   mkdirSync(options.targetDir, { recursive: true });
   const configuration = parseAllDocuments(readFileSync(options.source, "utf8"))[0]?.toJS() as {
     spec?: Record<string, unknown>;
   };
+  if (options.tracingSamplingRate !== undefined) {
+    const spec = (configuration.spec ??= {});
+    spec.tracing = {
+      ...(spec.tracing as Record<string, unknown> | undefined),
+      samplingRate: options.tracingSamplingRate,
+    };
+  }
   (configuration.spec ??= {}).nameResolution = {
     component: "sqlite",
     configuration: { connectionString: join(options.targetDir, "nameresolution.db") },

@@ -84,6 +84,22 @@ export async function claimOutboxBatch(db: Db, limit: number): Promise<OutboxRow
   return result.rows;
 }
 
+/**
+ * The oldest rows no other transaction has claimed, taken out of the table in the caller's
+ * transaction (one statement where {@link claimOutboxBatch} and {@link deleteOutbox} are two):
+ * publish, then commit; roll back and the rows are back for the next relay. In id order.
+ */
+export async function takeOutboxBatch(db: Db, limit: number): Promise<OutboxRow[]> {
+  const result = await sql<OutboxRow>`
+    DELETE FROM outbox WHERE id IN (
+      SELECT id FROM outbox ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED
+    )
+    RETURNING id, message_id AS "messageId", topic, properties, body, deliver_at AS "deliverAt",
+      created_at AS "createdAt"`.execute(db);
+  // RETURNING follows no ORDER BY; the relay publishes in id order.
+  return result.rows.sort((a, b) => Number(a.id) - Number(b.id));
+}
+
 /** Deletes published rows (one statement for the whole batch); returns how many were deleted. */
 export async function deleteOutbox(db: Db, ids: readonly number[]): Promise<number> {
   if (ids.length === 0) return 0;

@@ -5,6 +5,7 @@ import type { OutboxMessage } from "@matoolkit/db";
 import { createTestDatabase } from "@matoolkit/testing";
 import type { TestDatabase } from "@matoolkit/testing";
 import { sql } from "kysely";
+import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { createLogger } from "../logger.ts";
 import type { MessageBus, OutgoingMessage } from "../ports/index.ts";
@@ -120,6 +121,60 @@ describe("outbox relay", () => {
     await relay.flush();
     expect(calls).toEqual([5, 5, 2]);
     expect(published.map((message) => message.id)).toEqual(rows.map((row) => row.messageId));
+    expect(await outboxCount()).toBe(0);
+  });
+
+  it("leaves an unreadable row in the table for an operator and publishes the rest of its batch, at every pass", async () => {
+    const rows = messages(3);
+    const { bus, published, calls } = recordingBus();
+    const relay = await start({ bus, pollIntervalMs: 60_000 });
+    await database.db.transaction().execute((trx) => enqueueOutbox(trx, rows));
+    // A topic no bus knows: the row can never be published.
+    const { rows: inserted } = await sql<{ id: string }>`
+      INSERT INTO outbox (message_id, topic, properties, body)
+      VALUES (${`msg-${randomUUID()}`}, 'no.such.topic', '{}'::jsonb, '{}'::jsonb) RETURNING id`.execute(
+      database.db,
+    );
+
+    await relay.flush();
+    expect(published.map((message) => message.id)).toEqual(rows.map((row) => row.messageId));
+    const left = await sql<{ id: string }>`SELECT id FROM outbox`.execute(database.db);
+    expect(left.rows.map((row) => String(row.id))).toEqual([String(inserted[0]!.id)]);
+
+    // Still skipped, never blocking what comes after it.
+    const later = messages(2);
+    await database.db.transaction().execute((trx) => enqueueOutbox(trx, later));
+    await relay.flush();
+    expect(published.map((message) => message.id)).toEqual([...rows, ...later].map((row) => row.messageId));
+    expect(calls).toEqual([3, 2]);
+    expect(await outboxCount()).toBe(1);
+    // As an operator would, once it is looked at (the other tests share this database).
+    await sql`DELETE FROM outbox WHERE id = ${inserted[0]!.id}`.execute(database.db);
+  });
+
+  it("drains less than a batch in one statement on the outbox: no claim before the delete, no empty pass after", async () => {
+    const rows = messages(4);
+    const { bus, published } = recordingBus();
+    const relay = await start({ bus, pollIntervalMs: 60_000, batchSize: 5 });
+    await database.db.transaction().execute((trx) => enqueueOutbox(trx, rows));
+    const statements: string[] = [];
+    const original = pg.Client.prototype.query;
+    const spy = vi.spyOn(pg.Client.prototype, "query").mockImplementation(function (
+      this: pg.Client,
+      ...args: unknown[]
+    ) {
+      const text =
+        typeof args[0] === "string" ? args[0] : ((args[0] as { text?: string } | null)?.text ?? "");
+      if (/\boutbox\b/u.test(text)) statements.push(text.replace(/\s+/gu, " ").trim().slice(0, 30));
+      return (original as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof original);
+    try {
+      await relay.flush();
+    } finally {
+      spy.mockRestore();
+    }
+    expect(published.map((message) => message.id)).toEqual(rows.map((row) => row.messageId));
+    expect(statements).toEqual(["DELETE FROM outbox WHERE id IN"]);
     expect(await outboxCount()).toBe(0);
   });
 
