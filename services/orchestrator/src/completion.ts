@@ -11,12 +11,13 @@ import {
 import { outcomeOf, phaseMachine, type Outcome } from "@matoolkit/domain";
 import type { FollowUps, OrchestratorContext } from "./context.ts";
 import { notifyBatchEnded, notifyPhaseEnded } from "./notifications/notify.ts";
+import { phasesToCheck } from "./follow-up-phases.ts";
 
 /** Runs the completion checks a handler asked for, each in its own short transaction, after commit. */
 export async function runFollowUps(ctx: OrchestratorContext, followUps: FollowUps): Promise<void> {
   const batchIds = new Set(followUps.batchIds);
   const changed = new Set<number>();
-  for (const phaseId of followUps.phaseIds) {
+  for (const phaseId of phasesToCheck(followUps)) {
     const batchId = await checkPhaseCompletion(ctx.db, phaseId);
     if (batchId !== undefined) {
       batchIds.add(batchId);

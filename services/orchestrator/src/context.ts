@@ -35,7 +35,15 @@ export interface OrchestratorContext {
  * always sees every terminal step (and the guarded transitions make a double check harmless).
  */
 export interface FollowUps {
+  /** Phases to check for completion and to nudge (phase-start-pump.ts) after the commit. */
   readonly phaseIds: Set<number>;
+  /**
+   * Member steps this transaction moved to `succeeded`, and steps it dispatched, by phase: the
+   * phases of these two alone are checked or nudged only when that can find something (see
+   * follow-up-phases.ts); `phaseIds` holds every phase touched any other way.
+   */
+  readonly succeededByPhase: Map<number, number>;
+  readonly dispatchedByPhase: Map<number, number>;
   readonly batchIds: Set<number>;
   /**
    * Members to start on their next step after the commit, one transaction per chunk (a phase's
@@ -47,7 +55,14 @@ export interface FollowUps {
 }
 
 export function emptyFollowUps(): FollowUps {
-  return { phaseIds: new Set(), batchIds: new Set(), memberStarts: [], phaseChunks: [] };
+  return {
+    phaseIds: new Set(),
+    succeededByPhase: new Map(),
+    dispatchedByPhase: new Map(),
+    batchIds: new Set(),
+    memberStarts: [],
+    phaseChunks: [],
+  };
 }
 
 /**

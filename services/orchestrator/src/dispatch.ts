@@ -7,9 +7,10 @@ import {
   type ConditionEvaluationError,
   type ForEachError,
 } from "@matoolkit/domain";
-import { dispatchSteps, type ChainStep, type StepDispatch } from "@matoolkit/db";
+import { dispatchSteps, type ChainStep, type StepDispatch, type StepExecution } from "@matoolkit/db";
 import type { BatchInfo } from "./batch-info.ts";
 import type { HandlerScope } from "./context.ts";
+import { countByPhase } from "./follow-up-phases.ts";
 import { jobIdFor, transitionExecution, type ExecutionRef } from "./executions.ts";
 import { sendWorkerJob, sendWorkerJobs, type TrackedJob } from "./outgoing.ts";
 
@@ -148,17 +149,19 @@ export function stepStart(
 /**
  * ONE guarded pending → dispatched transition for all the starts (advanceMembers, the retry
  * checks), then ONE publish of the jobs of the steps that moved: a step another delivery
- * dispatched or cancelled first gets no job.
+ * dispatched or cancelled first gets no job. Returns the steps that moved (counted by phase in
+ * the follow-ups: follow-up-phases.ts).
  */
-export async function dispatchStarts(scope: HandlerScope, starts: readonly StepStart[]): Promise<void> {
-  const dispatched = new Map(
-    (
-      await dispatchSteps(
-        scope.trx,
-        starts.map((start) => start.dispatch),
-      )
-    ).map((row) => [row.id, row]),
+export async function dispatchStarts(
+  scope: HandlerScope,
+  starts: readonly StepStart[],
+): Promise<StepExecution[]> {
+  const moved = await dispatchSteps(
+    scope.trx,
+    starts.map((start) => start.dispatch),
   );
+  const dispatched = new Map(moved.map((row) => [row.id, row]));
+  for (const row of moved) countByPhase(scope.followUps.dispatchedByPhase, row.phaseExecutionId);
   await sendWorkerJobs(
     scope,
     starts.flatMap(({ job, dispatch }) => {
@@ -166,6 +169,7 @@ export async function dispatchStarts(scope: HandlerScope, starts: readonly StepS
       return row === undefined ? [] : [{ ...job, row }];
     }),
   );
+  return moved;
 }
 
 /**

@@ -3,6 +3,7 @@ import { continuePhaseStart } from "./handlers/phase-due.ts";
 import { advanceMembers } from "./progression.ts";
 import type { Db } from "@matoolkit/db";
 import { emptyFollowUps, type FollowUps, type HandlerScope, type OrchestratorContext } from "./context.ts";
+import { phasesToNudge } from "./follow-up-phases.ts";
 
 /**
  * One transaction for `work`, then the completion checks it asked for, after the commit; last,
@@ -40,7 +41,7 @@ async function inTransactionThenFollowUps<T>(
 ): Promise<T> {
   const followUps = emptyFollowUps();
   const result = await ctx.db.transaction().execute((trx) => work(handlerScope(ctx, trx, followUps)));
-  for (const phaseId of followUps.phaseIds) touchedPhases.add(phaseId);
+  for (const phaseId of phasesToNudge(followUps)) touchedPhases.add(phaseId);
   // Chunked starts first: the completion checks below must see the steps they dispatch.
   for (const chunk of followUps.memberStarts) {
     await inTransactionThenFollowUps(ctx, (scope) => advanceMembers(scope, chunk), touchedPhases);

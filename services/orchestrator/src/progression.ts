@@ -128,7 +128,6 @@ export async function advanceMembers(
     );
   });
   if (runnable.length === 0) return;
-  for (const pair of runnable) scope.followUps.phaseIds.add(pair.phaseExecutionId);
 
   const chains = groupBy(await listStepsOfMemberPhases(trx, runnable), pairKeyOfStep);
   const runbooks = await runbooksOf(scope, runnable, phases, batches);
@@ -209,10 +208,17 @@ export async function advanceMembers(
       ...stepStart(scope, step, call, { batch, runbookVersion: phase.runbookVersion }),
     });
   }
-  await dispatchStarts(
+  const moved = await dispatchStarts(
     scope,
     dispatches.filter((entry) => !lost.has(entry.pair)),
   );
+  // A member that got no next step here (its chain ended, failed, or another delivery moved it)
+  // may let its phase close or make room in its start window: checked and nudged after the
+  // commit. One that did is counted by dispatchStarts (follow-up-phases.ts).
+  const movedPairs = new Set(moved.map(pairKeyOfStep));
+  for (const pair of runnable) {
+    if (!movedPairs.has(pairKey(pair))) scope.followUps.phaseIds.add(pair.phaseExecutionId);
+  }
   // One value's unresolvable params fail it, and the member's failure cancels its other values.
   const failedPairs = new Set<string>();
   for (const { pair, step, batch, error } of unresolvable) {

@@ -14,6 +14,7 @@ import { refFromCorrelation } from "../executions.ts";
 import { handleFailedStepResults } from "./failed-results.ts";
 import { handleIncompleteStepResults } from "./incomplete-results.ts";
 import { handleWorkerResult, isIncomplete } from "./worker-result.ts";
+import { countByPhase } from "../follow-up-phases.ts";
 
 /**
  * 000 ResultProcessor for a batch of results in ONE transaction. The common case, a member step
@@ -100,7 +101,9 @@ async function succeedCompletedSteps(
     locked !== undefined && batchIds.every((id) => locked.has(id))
       ? new Map(batchIds.map((id) => [id, locked.get(id)!]))
       : await loadBatchInfos(trx, batchIds);
-  for (const step of succeeded) scope.followUps.phaseIds.add(step.phaseExecutionId);
+  // Counted, not added to phaseIds: a phase whose members all moved on to their next step is
+  // neither checked nor nudged (follow-up-phases.ts).
+  for (const step of succeeded) countByPhase(scope.followUps.succeededByPhase, step.phaseExecutionId);
   await mergeOutputs(scope, succeeded, { phases, batches });
   await advanceMembers(
     scope,
