@@ -205,9 +205,9 @@ function shorten(line: string): string {
 
 /**
  * daprd's own spans follow the app's: the shipped Configurations trace every sidecar request
- * (samplingRate "1", to the Zipkin of `dapr init`), which cost real daprd 1.18.1 about a quarter of
- * its CPU and a sixth of Dapr mode's executions/s here (1,000 × 5: daprd 23.9 → 18.2 CPU s,
- * 127 → 153 executions/s with "0"), while the app, with no OTLP endpoint, records none. Comparing
+ * (samplingRate "1", to the Zipkin of `dapr init`), which cost real daprd 1.18.1 12–24 % of its
+ * CPU here (1,000 × 5, three pairs; ARCHITECTURE.md, "Fifteenth round"), while the app, with no
+ * OTLP endpoint, records none. Comparing
  * runtimes, both then record no span: samplingRate "0" unless the app exports spans (an OTLP
  * endpoint set and OTEL_SDK_DISABLED unset). BENCH_DAPR_TRACING=shipped keeps the file's rate.
  */
