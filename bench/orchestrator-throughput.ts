@@ -152,6 +152,8 @@ closers.push({
 const url = new URL(serverUrl);
 url.pathname = `/${database}`;
 
+/** OpenTelemetry's variables as given (bench/telemetry-cost.ts turns telemetry off and on). */
+const otelEnv = Object.fromEntries(Object.entries(env).filter(([name]) => name.startsWith("OTEL_")));
 let dapr: RealDapr | undefined;
 let narration: ReturnType<typeof divertConsoleNarration> | undefined;
 /** On Dapr: the app's HTTP calls to its sidecar (what SQL statements are to the embedded runtime). */
@@ -161,7 +163,11 @@ if (runtime === "dapr") {
     `starting real Dapr ${env.MATOOLKIT_DAPR_VERSION ?? "newest"}: placement, scheduler, redis-server, daprd`,
   );
   narration = divertConsoleNarration();
-  dapr = await guarded(startRealDapr(env));
+  // What the platform will make of OpenTelemetry's variables (parsed again below, with Dapr's):
+  // daprd records spans only if the app does (real-dapr.ts, daprTracingOf).
+  const telemetry = platformConfigFromEnv({ DATABASE_URL: url.toString(), ...otelEnv }).telemetry;
+  const appRecordsSpans = !telemetry.sdkDisabled && otlpTracesUrl(telemetry) !== undefined;
+  dapr = await guarded(startRealDapr(env, { appRecordsSpans }));
   const started = dapr;
   closers.push({
     what: "daprd, redis-server, scheduler and placement",
@@ -182,8 +188,7 @@ const platformConfig = platformConfigFromEnv({
   LOG_LEVEL: env.LOG_LEVEL ?? "warn",
   // A database of its own, created above: migrated here (no separate migrate step).
   MATOOLKIT_MIGRATE_ON_START: "true",
-  // OpenTelemetry's variables as given (bench/telemetry-cost.ts turns telemetry off and on).
-  ...Object.fromEntries(Object.entries(env).filter(([name]) => name.startsWith("OTEL_"))),
+  ...otelEnv,
   ...dapr?.env,
 });
 /** What the platform makes of those variables (the sampler is read by the SDK itself). */

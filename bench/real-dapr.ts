@@ -38,7 +38,10 @@ export interface RealDapr {
   close(): Promise<void>;
 }
 
-export async function startRealDapr(env: Readonly<Record<string, string | undefined>>): Promise<RealDapr> {
+export async function startRealDapr(
+  env: Readonly<Record<string, string | undefined>>,
+  app: { readonly appRecordsSpans: boolean },
+): Promise<RealDapr> {
   const binaries = requireRuntimeBinaries(env.MATOOLKIT_DAPR_VERSION ?? "newest", env);
   const dir = mkdtempSync(join(tmpdir(), `matoolkit-bench-dapr-${binaries.version}-`));
   const processes: Array<{ role: string; process: ManagedProcess }> = [];
@@ -64,7 +67,7 @@ export async function startRealDapr(env: Readonly<Record<string, string | undefi
     // An experiment only (another Configuration); unset: dapr/config.yaml. Either way with name
     // resolution in a SQLite file of its own (never mDNS on the network), and daprd recording
     // spans only when the app does (see daprTracingOf).
-    const tracing = daprTracingOf(env);
+    const tracing = daprTracingOf(env.BENCH_DAPR_TRACING, app.appRecordsSpans);
     const configFile = renderDaprConfiguration({
       source: env.BENCH_DAPR_CONFIG ?? join(repoRoot, "dapr", "config.yaml"),
       targetDir: join(dir, "config"),
@@ -207,22 +210,16 @@ function shorten(line: string): string {
  * daprd's own spans follow the app's: the shipped Configurations trace every sidecar request
  * (samplingRate "1", to the Zipkin of `dapr init`), which cost real daprd 1.18.1 12–24 % of its
  * CPU here (1,000 × 5, three pairs; ARCHITECTURE.md, "Fifteenth round"), while the app, with no
- * OTLP endpoint, records none. Comparing
- * runtimes, both then record no span: samplingRate "0" unless the app exports spans (an OTLP
- * endpoint set and OTEL_SDK_DISABLED unset). BENCH_DAPR_TRACING=shipped keeps the file's rate.
+ * OTLP endpoint, records none. Comparing runtimes, both then record no span: samplingRate "0"
+ * unless the app exports spans. BENCH_DAPR_TRACING=shipped keeps the file's rate.
  */
-function daprTracingOf(env: Readonly<Record<string, string | undefined>>): {
-  samplingRate?: string;
-  note: string;
-} {
-  if (env.BENCH_DAPR_TRACING === "shipped") return { note: " (its tracing as shipped)" };
-  if (env.BENCH_DAPR_TRACING !== undefined) {
-    throw new Error(`BENCH_DAPR_TRACING must be "shipped" or unset, not ${env.BENCH_DAPR_TRACING}`);
-  }
-  const appExportsSpans =
-    env.OTEL_SDK_DISABLED !== "true" &&
-    (env.OTEL_EXPORTER_OTLP_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? "") !== "";
-  return appExportsSpans
+function daprTracingOf(
+  setting: string | undefined,
+  appRecordsSpans: boolean,
+): { samplingRate?: string; note: string } {
+  if (setting === "shipped") return { note: " (its tracing as shipped)" };
+  if (setting !== undefined) throw new Error(`BENCH_DAPR_TRACING must be "shipped" or unset, not ${setting}`);
+  return appRecordsSpans
     ? { note: " (its tracing as shipped: the app exports spans too)" }
     : {
         samplingRate: "0",

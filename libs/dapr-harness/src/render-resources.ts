@@ -72,14 +72,14 @@ export function renderDaprConfiguration(options: {
   const configuration = parseAllDocuments(readFileSync(options.source, "utf8"))[0]?.toJS() as {
     spec?: Record<string, unknown>;
   };
+  const spec = (configuration.spec ??= {});
   if (options.tracingSamplingRate !== undefined) {
-    const spec = (configuration.spec ??= {});
     spec.tracing = {
       ...(spec.tracing as Record<string, unknown> | undefined),
       samplingRate: options.tracingSamplingRate,
     };
   }
-  (configuration.spec ??= {}).nameResolution = {
+  spec.nameResolution = {
     component: "sqlite",
     configuration: { connectionString: join(options.targetDir, "nameresolution.db") },
   };

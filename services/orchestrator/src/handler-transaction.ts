@@ -7,8 +7,9 @@ import { phasesToNudge } from "./follow-up-phases.ts";
 
 /**
  * One transaction for `work`, then the completion checks it asked for, after the commit; last,
- * the phases it touched are nudged (phase-start-pump.ts): a result, a cancel or a retry may have
- * made room in a phase's start window.
+ * the phases where it may have made room in the start window are nudged (phase-start-pump.ts): a
+ * result, a cancel or a retry may have; a member moving on to its next step has not
+ * (follow-up-phases.ts).
  */
 export async function inHandlerTransaction<T>(
   ctx: OrchestratorContext,
