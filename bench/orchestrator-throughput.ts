@@ -632,10 +632,14 @@ async function measureBatch() {
   const walUse = await wal.stop();
   if (env.BENCH_WAL_BREAKDOWN === "1") printWalBreakdown(await wal.byRelation(), executions);
   await wal.release();
-  // BENCH_SQL_BREAKDOWN=1: which statements make up SQL/step (to explain a change in it).
+  // BENCH_SQL_BREAKDOWN=1: which statements make up SQL/step (to explain a change in it), with the
+  // time callers waited on each: a stage whose statements add up to the run's length is the one
+  // the others wait for (one result transaction at a time, say).
   if (env.BENCH_SQL_BREAKDOWN === "1")
-    for (const { statement, count } of sql.byStatement().slice(0, 30))
-      console.error(`${(count / (members * stepsPerMember)).toFixed(3)}/step  ${statement}`);
+    for (const { statement, count, ms } of sql.byStatement().slice(0, 30))
+      console.error(
+        `${(count / executions).toFixed(3)}/step ${((ms * 1000) / executions).toFixed(0).padStart(5)} µs/step  ${statement}`,
+      );
   const sidecarCalls = sidecar?.count() ?? Number.NaN;
   const sidecarKinds = (sidecar?.byKind() ?? []).map(({ kind, calls }) => ({
     kind,

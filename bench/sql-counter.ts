@@ -1,3 +1,4 @@
+import { performance } from "node:perf_hooks";
 import pg from "pg";
 
 /**
@@ -8,11 +9,15 @@ import pg from "pg";
 export function installSqlCounter(): {
   count(): number;
   reset(): void;
-  /** Statements by their text (whitespace folded, first 160 characters), most frequent first. */
-  byStatement(): Array<{ statement: string; count: number }>;
+  /**
+   * Statements by their text (whitespace folded, first 160 characters), most frequent first, with
+   * the milliseconds from send to answer summed (the time a caller waited on them, queueing on a
+   * busy server included; concurrent statements overlap).
+   */
+  byStatement(): Array<{ statement: string; count: number; ms: number }>;
 } {
   let statements = 0;
-  const byText = new Map<string, number>();
+  const byText = new Map<string, { count: number; ms: number }>();
   // Raw text → folded text: folding a statement of a few kB at each call cost the bench process
   // more than counting should (the texts repeat: the statement cache prepares them for that).
   const folded = new Map<string, string>();
@@ -25,8 +30,26 @@ export function installSqlCounter(): {
       text = raw.replace(/\s+/g, " ").trim().slice(0, 160);
       if (folded.size < 10_000) folded.set(raw, text);
     }
-    byText.set(text, (byText.get(text) ?? 0) + 1);
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
+    const tally = byText.get(text) ?? { count: 0, ms: 0 };
+    tally.count += 1;
+    byText.set(text, tally);
+    const sent = performance.now();
+    const answered = (): void => {
+      tally.ms += performance.now() - sent;
+    };
+    const last = args.length - 1;
+    const callback = args[last];
+    if (typeof callback === "function") {
+      // pg's Pool#query passes a callback: time it to the callback.
+      args[last] = (...results: unknown[]) => {
+        answered();
+        return (callback as (...r: unknown[]) => unknown)(...results);
+      };
+      return (original as (...a: unknown[]) => unknown).apply(this, args);
+    }
+    const result = (original as (...a: unknown[]) => unknown).apply(this, args);
+    if (result instanceof Promise) result.then(answered, answered);
+    return result;
   } as typeof original;
   return {
     count: () => statements,
@@ -35,7 +58,7 @@ export function installSqlCounter(): {
       byText.clear();
     },
     byStatement: () =>
-      [...byText].map(([statement, count]) => ({ statement, count })).sort((a, b) => b.count - a.count),
+      [...byText].map(([statement, { count, ms }]) => ({ statement, count, ms })).sort((a, b) => b.count - a.count),
   };
 }
 
