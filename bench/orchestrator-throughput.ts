@@ -51,6 +51,7 @@ import { createFunctionRegistry, startWorkerService } from "@matoolkit/worker";
 import { writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
+import { sampleEventLoop } from "./event-loop-meter.ts";
 import { samplePostgresCpu } from "./postgres-cpu.ts";
 import { cpuSeconds, divertConsoleNarration, rssMb, startRealDapr, type RealDapr } from "./real-dapr.ts";
 import { installSidecarCounter } from "./sidecar-counter.ts";
@@ -276,8 +277,10 @@ try {
   const rss = sampleRss();
   // The CPU figures cover both batches: the retry batch may end after the big one.
   const cpu = sampleCpu();
+  const eventLoop = sampleEventLoop();
   const serverCpu = await samplePostgresCpu(admin);
   const [run, retry, poll] = await Promise.all([measureBatch(), measureRetryLag(), measurePollLag()]);
+  const loop = eventLoop.stop();
   const memory = rss.stop();
   const { used: processCpu, seconds: sampledSeconds } = cpu.stop();
   const cpuUsed = [
@@ -317,6 +320,7 @@ try {
     `process RSS (start / peak / end):      ${memory.first} / ${memory.peak} / ${memory.last} MB  (all services in this process)`,
     ...(memory.daemons.length === 0 ? [] : [`Dapr daemons' RSS peak:                ${daemonRss} MB`]),
     `CPU seconds during the batches:        ${cpuLine}  (${cores} cores × ${sampledSeconds.toFixed(1)} s of both batches = ${(cores * sampledSeconds).toFixed(0)} s available)`,
+    `main thread during the batches:        busy ${(loop.busy * 100).toFixed(0)} %, event loop delay mean / p99 ${loop.delayMeanMs.toFixed(1)} / ${loop.delayP99Ms.toFixed(1)} ms  (each statement's answer waits that long for its caller)`,
   ];
   const problems = dapr?.problems().filter((p) => p.count > 0) ?? [];
   for (const { role, count, sample } of problems) {
@@ -346,6 +350,7 @@ try {
     toWorker: run.toWorker,
     toResult: run.toResult,
     rss: { first: memory.first, peak: memory.peak, last: memory.last },
+    mainThread: loop,
     daemonRss: memory.daemons,
     cpu: cpuUsed,
     daemonProblems: problems.map(({ role, count }) => ({ role, count })),
