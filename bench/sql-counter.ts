@@ -58,7 +58,9 @@ export function installSqlCounter(): {
       byText.clear();
     },
     byStatement: () =>
-      [...byText].map(([statement, { count, ms }]) => ({ statement, count, ms })).sort((a, b) => b.count - a.count),
+      [...byText]
+        .map(([statement, { count, ms }]) => ({ statement, count, ms }))
+        .sort((a, b) => b.count - a.count),
   };
 }
 
