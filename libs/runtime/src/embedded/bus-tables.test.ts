@@ -2,16 +2,12 @@ import { createTestDatabase, type TestDatabase } from "@matoolkit/testing";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bossSchema, busSchema, installBusTables } from "./bus-tables.ts";
-import { installBusSchema } from "./install-bus-schema.ts";
 
+// Cloned from the test template, on which global-setup.ts ran installBusSchema: as a database
+// whose processes started before.
 let database: TestDatabase;
-beforeAll(async () => {
-  database = await createTestDatabase();
-  await installBusSchema(database.url);
-});
-afterAll(async () => {
-  await database.drop();
-});
+beforeAll(async () => (database = await createTestDatabase()));
+afterAll(() => database.drop());
 
 async function connect(): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: database.url });
@@ -83,8 +79,9 @@ describe("installBusTables", () => {
     const client = new pg.Client({ connectionString: empty.url });
     await client.connect();
     try {
-      // pg-boss's schema first, as installBusSchema does: the fetch-order index is on its table.
-      await installBusSchema(empty.url);
+      // pg-boss's schema stays (installBusSchema starts pg-boss first): the fetch-order index is
+      // on its table; ours goes, with everything in it.
+      await client.query(`DROP INDEX ${bossSchema}.matoolkit_job_fetch_order`);
       await client.query(`DROP SCHEMA ${busSchema} CASCADE`);
       expect(
         (await client.query(`SELECT to_regnamespace($1) IS NULL AS gone`, [busSchema])).rows[0].gone,
