@@ -251,7 +251,7 @@ describe("jobs API", () => {
     // `data: null` is a google.protobuf.Value (null_value): that one is delivered.
     await scheduleJob(scheduler.jobUrl("null-data"), { dueTime: "0s", data: null });
 
-    await vi.waitFor(() => expect(scheduler.jobs()).toEqual([]), { timeout: 5000, interval: 20 });
+    await vi.waitFor(() => expect(scheduler.jobs()).toEqual([]), { timeout: 15_000, interval: 20 });
     const attempts = scheduler.jobTriggers().filter((record) => record.name === "no-data");
     expect(attempts.map((record) => [record.attempt, record.outcome, record.httpStatus])).toEqual([
       [1, "failure", undefined],

@@ -87,7 +87,7 @@ describe("outbox", () => {
         }),
       ).rejects.toThrow("rolled back");
       await db.transaction().execute((trx) => enqueueOutbox(trx, [message(2), message(3)]));
-      await expect.poll(() => notified, { timeout: 2000 }).toEqual([OUTBOX_CHANNEL]);
+      await expect.poll(() => notified, { timeout: 15_000 }).toEqual([OUTBOX_CHANNEL]);
       const rows = await db.selectFrom("outbox").select("messageId").orderBy("id").execute();
       expect(rows.map((row) => row.messageId)).toEqual(["msg-2", "msg-3"]);
     } finally {

@@ -39,7 +39,7 @@ describe("startPgListener", () => {
 
       const [killed] = await listenerPids();
       await sql`SELECT pg_terminate_backend(${killed})`.execute(database.db);
-      await vi.waitFor(() => expect(reconnects).toBe(1), { timeout: 5000 });
+      await vi.waitFor(() => expect(reconnects).toBe(1), { timeout: 15_000 });
       expect(await listenerPids()).not.toContain(killed);
 
       await notify("second");

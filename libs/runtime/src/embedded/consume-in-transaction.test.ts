@@ -343,7 +343,8 @@ describe("embedded bus: consumeInTransaction", () => {
 
       await waitUntil(() => expect(taken.map((t) => t.id)).toEqual(["due-check"]));
       expect(taken[0]!.at).toBeGreaterThanOrEqual(dueAt.getTime() - 50);
-      expect(taken[0]!.at - dueAt.getTime()).toBeLessThan(1000);
+      // Well before the 60 s poll, with room for a loaded machine.
+      expect(taken[0]!.at - dueAt.getTime()).toBeLessThan(10_000);
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(fetchesOf.get(queue) ?? 0).toBe(fetchesBefore);
 

@@ -46,9 +46,9 @@ describe("embedded runtime", () => {
           ]),
         );
 
-      await vi.waitFor(() => expect(deliveries).toHaveLength(1), { timeout: 5000 });
+      await vi.waitFor(() => expect(deliveries).toHaveLength(1), { timeout: 15_000 });
       expect(deliveries[0]).toMatchObject({ id: messageId, body, properties: { WorkerId: "worker-01" } });
-      await vi.waitFor(() => expect(ticks).toBe(1), { timeout: 5000 });
+      await vi.waitFor(() => expect(ticks).toBe(1), { timeout: 15_000 });
       expect(
         await runtime.idempotency.claim(messageId, { ttlSeconds: 60, leaseSeconds: 30, owner: "test" }),
       ).toEqual({ status: "claimed" });

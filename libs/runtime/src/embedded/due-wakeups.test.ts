@@ -35,9 +35,10 @@ describe("embedded bus: delayed messages published in this process", () => {
         body: {},
         deliverAt: dueAt,
       });
-      await vi.waitFor(() => expect(receivedAt).toHaveLength(1), { timeout: 5000, interval: 20 });
+      await vi.waitFor(() => expect(receivedAt).toHaveLength(1), { timeout: 15_000, interval: 20 });
       expect(receivedAt[0]! - dueAt.getTime()).toBeGreaterThanOrEqual(-50);
-      expect(receivedAt[0]! - dueAt.getTime()).toBeLessThan(1000);
+      // Well before the 60 s poll, with room for a loaded machine (a 1 s bound is a timing bet).
+      expect(receivedAt[0]! - dueAt.getTime()).toBeLessThan(10_000);
     } finally {
       await close();
     }

@@ -195,7 +195,7 @@ describe("outbox relay", () => {
     await database.db.transaction().execute((trx) => enqueueOutbox(trx, [message!]));
 
     await vi.waitFor(() => expect(published.map((entry) => entry.id)).toEqual([message!.messageId]), {
-      timeout: 3000,
+      timeout: 15_000,
     });
   });
   it("publishes nothing before publishAfter resolves (the sidecar subscribed), then everything waiting", async () => {

@@ -166,7 +166,8 @@ describe.concurrent("Entra validators right after a write (reads lag writes by 3
         failure(patient[name]!(params, simulated.fixture.context({ signal: controller.signal }))),
       );
       expect(outcome).toBe(reason);
-      expect(ms).toBeLessThan(1_000);
+      // Well before the 10 s grace ends, with room for a loaded machine.
+      expect(ms).toBeLessThan(5_000);
     }
   });
 });
