@@ -160,6 +160,7 @@ export async function startOrchestratorService(options: OrchestratorOptions): Pr
         batchSize: CHECKS_PER_TRANSACTION,
         batchesAtOnce: CHECK_BATCHES_AT_ONCE,
         only: { property: routingProperties.messageType, values: selfCheckTypes },
+        commitAsynchronously: true,
       },
       (take) => takeSelfChecks(ctx, take),
       (delivery) => handleOrchestratorEvent(ctx, delivery),
@@ -188,7 +189,11 @@ export async function startOrchestratorService(options: OrchestratorOptions): Pr
     // The embedded bus hands a batch of results out inside their transaction: taken, applied and
     // removed from the queue in one commit (issue 29; no fetch marking them taken, no delete after).
     await options.bus.consumeInTransaction(
-      { ...workerResultsSubscription, batchSize: RESULTS_PER_TRANSACTION },
+      // Without the flush (TransactionalSubscription.commitAsynchronously): these transactions write
+      // and publish in the database only, and the follow-ups after them do the same; every effect
+      // outside it (a worker's Graph call, a webhook) follows a synchronous commit of its own (the
+      // worker's fetch and claim, the notifier's fetch), which makes this one durable first.
+      { ...workerResultsSubscription, batchSize: RESULTS_PER_TRANSACTION, commitAsynchronously: true },
       (take) => takeWorkerResults(ctx, take, stepResults),
       oneResult,
     );

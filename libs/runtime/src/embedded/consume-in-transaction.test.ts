@@ -403,6 +403,70 @@ describe("embedded bus: consumeInTransaction", () => {
     expect(sizes.filter((size) => size > 0)).toEqual([1]);
   });
 
+  it("with commitAsynchronously, that subscription's batch transactions alone commit without the flush, set by the take itself", async () => {
+    const bus = await open();
+    // One connection: every batch transaction, and the check after them, on the same session.
+    const pool = new pg.Pool({ connectionString: database.url, max: 1 });
+    const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
+    const setting = async (on: AnyKysely) =>
+      (await sql<{ value: string }>`SELECT current_setting('synchronous_commit') AS value`.execute(on))
+        .rows[0]!.value;
+    try {
+      const seen: { consumer: string; ids: string[]; before: string; after: string }[] = [];
+      const batchesOf = (consumer: string) => async (take: TakeDeliveries) => {
+        await db.transaction().execute(async (trx) => {
+          const before = await setting(trx);
+          const deliveries = await take(trx);
+          if (deliveries.length > 0)
+            seen.push({ consumer, ids: deliveries.map((d) => d.id), before, after: await setting(trx) });
+        });
+      };
+      const asynchronous = unique("async-commit");
+      const synchronous = unique("sync-commit");
+      await bus.consumeInTransaction!(
+        { topic: topics.workerResults, name: asynchronous, batchSize: 8, commitAsynchronously: true },
+        batchesOf("asynchronous"),
+        neverFallback,
+      );
+      await bus.consumeInTransaction!(
+        { topic: topics.workerResults, name: synchronous, batchSize: 8 },
+        batchesOf("synchronous"),
+        neverFallback,
+      );
+      await bus.publishMany(["c-1", "c-2", "c-3"].map((id) => message(id)));
+
+      const idsOf = (consumer: string) =>
+        seen.filter((batch) => batch.consumer === consumer).flatMap((b) => b.ids);
+      await waitUntil(() => expect(idsOf("asynchronous")).toEqual(["c-1", "c-2", "c-3"]));
+      await waitUntil(() => expect(idsOf("synchronous")).toEqual(["c-1", "c-2", "c-3"]));
+      for (const batch of seen) {
+        expect(batch.before).toBe("on");
+        expect(batch.after).toBe(batch.consumer === "asynchronous" ? "off" : "on");
+      }
+      // For that transaction alone: the pooled session it ran on commits synchronously again.
+      expect(await setting(db)).toBe("on");
+      await waitUntil(async () => expect(await queued(asynchronous)).toEqual({}));
+    } finally {
+      await db.destroy();
+    }
+  });
+
+  it("refuses a commitAsynchronously that is not a boolean, saying which field is wrong", async () => {
+    const bus = await open();
+    await expect(
+      bus.consumeInTransaction!(
+        {
+          topic: topics.workerResults,
+          name: unique("async-wrong"),
+          batchSize: 4,
+          commitAsynchronously: "yes" as unknown as boolean,
+        },
+        async () => {},
+        neverFallback,
+      ),
+    ).rejects.toThrow(/boolean/);
+  });
+
   it("refuses an `only` that names no value, saying which field is wrong", async () => {
     const bus = await open();
     await expect(

@@ -49,6 +49,8 @@ const dedupeSweepEveryMs = 5 * 60_000;
 const transactionalBatchSize = z.number().int().min(1).max(1000);
 /** TransactionalSubscription.batchesAtOnce: each batch holds a connection of the pool. */
 const batchesAtOnceSchema = z.number().int().min(1).max(16).default(1);
+/** TransactionalSubscription.commitAsynchronously. */
+const commitAsynchronouslySchema = z.boolean().default(false);
 /** TransactionalSubscription.only: a property name and the values to take (an empty list would take nothing). */
 const takeOnlySchema = z
   .object({
@@ -273,6 +275,7 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
       const batchSize = transactionalBatchSize.parse(subscription.batchSize);
       const only = takeOnlySchema.parse(subscription.only);
       const batchesAtOnce = batchesAtOnceSchema.parse(subscription.batchesAtOnce);
+      const commitAsynchronously = commitAsynchronouslySchema.parse(subscription.commitAsynchronously);
       // The subscription as `subscribe` declares it, and its consumer, which fetches nothing: it
       // runs a failed batch's messages one by one (startJobsAgain), with pg-boss's retries.
       const registered = await registerSubscription({
@@ -294,7 +297,7 @@ export async function createPgBossMessageBus(options: PgBossMessageBusOptions): 
         pollIntervalMs: tuning.pollingIntervalSeconds * 1000,
         logger,
         handleBatch,
-        take: (trx, limit) => takeJobs(trx, queue, limit, only),
+        take: (trx, limit) => takeJobs(trx, queue, limit, { only, commitAsynchronously }),
         toDelivery,
         startAgain: (ids) => startJobsAgain(db, queue, ids),
         fallback: registered.consumer,

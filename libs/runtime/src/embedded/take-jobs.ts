@@ -22,6 +22,9 @@ interface TakenRow {
  * With `only` (TransactionalSubscription.only), only the messages it names, in the order they
  * fell due (`dueOrder`); the queue's other messages stay for its fetching consumer.
  *
+ * With `commitAsynchronously`, the caller's transaction commits without waiting for the disk
+ * (TransactionalSubscription.commitAsynchronously).
+ *
  * `retryCount` is what pg-boss's fetch would have set: a job started before (delivered, then
  * failed or its lock expired) counts one more delivery; a batch that rolled back counted nothing.
  */
@@ -29,10 +32,16 @@ export async function takeJobs(
   trx: AnyKysely,
   queue: string,
   limit: number,
-  only?: TakeOnly,
+  { only, commitAsynchronously = false }: TakeOptions = {},
 ): Promise<QueueJob[]> {
   const job = sql.table(`${bossSchema}.job`);
   const order = only === undefined ? publishOrder : dueOrder;
+  // set_config(…, true) is SET LOCAL: for the caller's transaction only, read at its commit. In
+  // the select list, so it runs in this statement (a CTE nothing reads would not run); per row,
+  // and not at all when nothing is taken, when the commit has nothing to flush.
+  const commitSetting = commitAsynchronously
+    ? sql`, set_config('synchronous_commit', 'off', true) AS synchronous_commit`
+    : sql``;
   const { rows } = await sql<TakenRow>`
     WITH chosen AS MATERIALIZED (
       -- Chosen once, in a CTE: as \`id IN (subquery)\` PostgreSQL may run the subquery again for
@@ -50,9 +59,16 @@ export async function takeJobs(
       RETURNING j.id, j.data, j.priority, j.start_after, j.created_on,
         CASE WHEN j.started_on IS NOT NULL THEN j.retry_count + 1 ELSE j.retry_count END AS retry_count
     )
-    SELECT id, data, retry_count FROM taken ORDER BY ${order}
+    SELECT id, data, retry_count${commitSetting} FROM taken ORDER BY ${order}
   `.execute(trx);
   return rows.map(queueJobOf);
+}
+
+export interface TakeOptions {
+  /** TransactionalSubscription.only. */
+  readonly only?: TakeOnly | undefined;
+  /** TransactionalSubscription.commitAsynchronously: the caller's transaction commits without the flush. */
+  readonly commitAsynchronously?: boolean | undefined;
 }
 
 /**
