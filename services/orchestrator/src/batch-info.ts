@@ -2,7 +2,9 @@ import {
   getBatchesByIds,
   lockBatchesForShare,
   lockBatchesOfExecutionsForShare,
+  lockBatchesWithPhasesOfStepsForShare,
   type Db,
+  type PhaseExecution,
 } from "@matoolkit/db";
 import { buildTemplateVariables, type BatchStatus, type ExecutionAddress } from "@matoolkit/domain";
 
@@ -55,6 +57,21 @@ export async function lockBatchInfosOfExecutions(
     initIds: executions.filter((execution) => execution.kind === "init").map((execution) => execution.id),
   });
   return new Map(rows.map((row) => [row.id, toBatchInfo(row)]));
+}
+
+/**
+ * The batches of these member steps, locked as lockBatchInfos does, and the steps' phases, in ONE
+ * statement (lockBatchesWithPhasesOfStepsForShare): a group of member-step results needs both.
+ */
+export async function lockBatchInfosWithPhasesOfSteps(
+  db: Db,
+  stepIds: readonly number[],
+): Promise<{ batches: Map<number, BatchInfo>; phases: Map<number, PhaseExecution> }> {
+  const { batches, phases } = await lockBatchesWithPhasesOfStepsForShare(db, stepIds);
+  return {
+    batches: new Map(batches.map((row) => [row.id, toBatchInfo(row)])),
+    phases: new Map(phases.map((phase) => [phase.id, phase])),
+  };
 }
 
 function toBatchInfo(batch: BatchInfo): BatchInfo {

@@ -3,10 +3,16 @@ import {
   mergeWorkerData,
   phaseIdsOfSteps,
   succeedSteps,
+  type PhaseExecution,
   type StepExecution,
 } from "@matoolkit/db";
 import type { WorkerResultMessage } from "@matoolkit/domain";
-import { loadBatchInfos, lockBatchInfosOfExecutions, type BatchInfo } from "../batch-info.ts";
+import {
+  loadBatchInfos,
+  lockBatchInfosOfExecutions,
+  lockBatchInfosWithPhasesOfSteps,
+  type BatchInfo,
+} from "../batch-info.ts";
 import type { HandlerScope } from "../context.ts";
 import { outputsOf } from "../outputs.ts";
 import { advanceMembers, type KnownRows } from "../progression.ts";
@@ -32,12 +38,16 @@ export async function handleWorkerResults(
   // First, in ONE statement, the batches of every result, locked FOR SHARE until the commit and
   // before any execution row is locked (the order a batch cancel takes): a pause either waits for
   // this transaction or has committed, and then nothing below sends a next step (acceptsDispatch).
-  const locked = await lockBatchInfosOfExecutions(
-    scope.trx,
-    results.map((result) =>
-      refFromCorrelation(result.CorrelationData.IsInitStep, result.CorrelationData.StepExecutionId),
-    ),
+  // Member steps only (the common case): their phases come with the same statement.
+  const refs = results.map((result) =>
+    refFromCorrelation(result.CorrelationData.IsInitStep, result.CorrelationData.StepExecutionId),
   );
+  const { batches: locked, phases: lockedPhases } = refs.some((ref) => ref.kind === "init")
+    ? { batches: await lockBatchInfosOfExecutions(scope.trx, refs), phases: undefined }
+    : await lockBatchInfosWithPhasesOfSteps(
+        scope.trx,
+        refs.map((ref) => ref.id),
+      );
   const completedSteps: WorkerResultMessage[] = [];
   const failedSteps: WorkerResultMessage[] = [];
   const incompleteSteps: WorkerResultMessage[] = [];
@@ -54,13 +64,23 @@ export async function handleWorkerResults(
   if (await handleIncompleteStepResults(scope, incompleteSteps)) oneByOne = true;
   // A result handled one by one may have moved its batch (an init failure fails it): read again.
   if (completedSteps.length > 0)
-    await succeedCompletedSteps(scope, completedSteps, oneByOne ? undefined : locked);
+    await succeedCompletedSteps(
+      scope,
+      completedSteps,
+      oneByOne ? undefined : { batches: locked, phases: lockedPhases },
+    );
+}
+
+/** What the results' first statement read: their batches (locked) and, for member steps, phases. */
+interface ReadFirst {
+  readonly batches: ReadonlyMap<number, BatchInfo>;
+  readonly phases: ReadonlyMap<number, PhaseExecution> | undefined;
 }
 
 async function succeedCompletedSteps(
   scope: HandlerScope,
   results: readonly WorkerResultMessage[],
-  locked: ReadonlyMap<number, BatchInfo> | undefined,
+  readFirst: ReadFirst | undefined,
 ): Promise<void> {
   const { trx } = scope;
   const now = scope.now();
@@ -87,16 +107,15 @@ async function succeedCompletedSteps(
   }
   if (succeeded.length === 0) return;
 
-  const phases = new Map(
-    (
-      await getPhasesByIds(
-        trx,
-        succeeded.map((step) => step.phaseExecutionId),
-      )
-    ).map((p) => [p.id, p]),
-  );
+  const phaseIds = [...new Set(succeeded.map((step) => step.phaseExecutionId))];
+  const knownPhases = readFirst?.phases;
+  const phases =
+    knownPhases !== undefined && phaseIds.every((id) => knownPhases.has(id))
+      ? new Map(phaseIds.map((id) => [id, knownPhases.get(id)!]))
+      : new Map((await getPhasesByIds(trx, phaseIds)).map((p) => [p.id, p]));
   const batchIds = [...phases.values()].map((phase) => phase.batchId);
   // Still locked FOR SHARE (above), so the status read now holds until the commit.
+  const locked = readFirst?.batches;
   const batches =
     locked !== undefined && batchIds.every((id) => locked.has(id))
       ? new Map(batchIds.map((id) => [id, locked.get(id)!]))
