@@ -89,11 +89,8 @@ describe("lockBatchesWithPhasesOfStepsForShare", () => {
         await expect(
           other.transaction().execute(async (otherTrx) => {
             await sql`SET LOCAL lock_timeout = '300ms'`.execute(otherTrx);
-            await otherTrx
-              .updateTable("batches")
-              .set({ status: "paused" })
-              .where("id", "=", first.batch.id)
-              .execute();
+            // What a pause's status change locks (FOR NO KEY UPDATE of the batch row).
+            await sql`UPDATE batches SET status = 'paused' WHERE id = ${first.batch.id}`.execute(otherTrx);
           }),
         ).rejects.toThrow(/lock timeout/);
       });
