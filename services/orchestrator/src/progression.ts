@@ -1,3 +1,4 @@
+import { completeMap } from "./complete-map.ts";
 import {
   expandSteps,
   getMembersByIds,
@@ -398,16 +399,4 @@ function groupBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T[
     else group.push(row);
   }
   return groups;
-}
-
-/** `known` completed with the ids it lacks, read by `load` in one go. */
-async function completeMap<T>(
-  known: ReadonlyMap<number, T> | undefined,
-  ids: readonly number[],
-  load: (missing: number[]) => Promise<Map<number, T>>,
-): Promise<Map<number, T>> {
-  const result = new Map(known ?? []);
-  const missing = ids.filter((id) => !result.has(id));
-  if (missing.length > 0) for (const [id, row] of await load(missing)) result.set(id, row);
-  return result;
 }

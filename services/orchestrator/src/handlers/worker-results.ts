@@ -11,11 +11,11 @@ import {
   loadBatchInfos,
   lockBatchInfosOfExecutions,
   lockBatchInfosWithPhasesOfSteps,
-  type BatchInfo,
 } from "../batch-info.ts";
 import type { HandlerScope } from "../context.ts";
 import { outputsOf } from "../outputs.ts";
 import { advanceMembers, type KnownRows } from "../progression.ts";
+import { completeMap } from "../complete-map.ts";
 import { refFromCorrelation } from "../executions.ts";
 import { handleFailedStepResults } from "./failed-results.ts";
 import { handleIncompleteStepResults } from "./incomplete-results.ts";
@@ -42,8 +42,11 @@ export async function handleWorkerResults(
   const refs = results.map((result) =>
     refFromCorrelation(result.CorrelationData.IsInitStep, result.CorrelationData.StepExecutionId),
   );
-  const { batches: locked, phases: lockedPhases } = refs.some((ref) => ref.kind === "init")
-    ? { batches: await lockBatchInfosOfExecutions(scope.trx, refs), phases: undefined }
+  const readFirst = refs.some((ref) => ref.kind === "init")
+    ? {
+        batches: await lockBatchInfosOfExecutions(scope.trx, refs),
+        phases: new Map<number, PhaseExecution>(),
+      }
     : await lockBatchInfosWithPhasesOfSteps(
         scope.trx,
         refs.map((ref) => ref.id),
@@ -60,27 +63,18 @@ export async function handleWorkerResults(
     else if (isIncomplete(result.Result)) incompleteSteps.push(result);
     else completedSteps.push(result);
   }
-  if (await handleFailedStepResults(scope, failedSteps, locked)) oneByOne = true;
+  if (await handleFailedStepResults(scope, failedSteps, readFirst.batches)) oneByOne = true;
   if (await handleIncompleteStepResults(scope, incompleteSteps)) oneByOne = true;
   // A result handled one by one may have moved its batch (an init failure fails it): read again.
   if (completedSteps.length > 0)
-    await succeedCompletedSteps(
-      scope,
-      completedSteps,
-      oneByOne ? undefined : { batches: locked, phases: lockedPhases },
-    );
-}
-
-/** What the results' first statement read: their batches (locked) and, for member steps, phases. */
-interface ReadFirst {
-  readonly batches: ReadonlyMap<number, BatchInfo>;
-  readonly phases: ReadonlyMap<number, PhaseExecution> | undefined;
+    await succeedCompletedSteps(scope, completedSteps, oneByOne ? {} : readFirst);
 }
 
 async function succeedCompletedSteps(
   scope: HandlerScope,
   results: readonly WorkerResultMessage[],
-  readFirst: ReadFirst | undefined,
+  /** What the results' first statement read: their batches (locked) and, for member steps, phases. */
+  readFirst: KnownRows,
 ): Promise<void> {
   const { trx } = scope;
   const now = scope.now();
@@ -107,19 +101,17 @@ async function succeedCompletedSteps(
   }
   if (succeeded.length === 0) return;
 
-  const phaseIds = [...new Set(succeeded.map((step) => step.phaseExecutionId))];
-  const knownPhases = readFirst?.phases;
-  const phases =
-    knownPhases !== undefined && phaseIds.every((id) => knownPhases.has(id))
-      ? new Map(phaseIds.map((id) => [id, knownPhases.get(id)!]))
-      : new Map((await getPhasesByIds(trx, phaseIds)).map((p) => [p.id, p]));
-  const batchIds = [...phases.values()].map((phase) => phase.batchId);
-  // Still locked FOR SHARE (above), so the status read now holds until the commit.
-  const locked = readFirst?.batches;
-  const batches =
-    locked !== undefined && batchIds.every((id) => locked.has(id))
-      ? new Map(batchIds.map((id) => [id, locked.get(id)!]))
-      : await loadBatchInfos(trx, batchIds);
+  const phases = await completeMap(
+    readFirst.phases,
+    succeeded.map((step) => step.phaseExecutionId),
+    async (ids) => new Map((await getPhasesByIds(trx, ids)).map((p) => [p.id, p])),
+  );
+  // Locked FOR SHARE by the first statement, so a status read now still holds until the commit.
+  const batches = await completeMap(
+    readFirst.batches,
+    [...phases.values()].map((phase) => phase.batchId),
+    (ids) => loadBatchInfos(trx, ids),
+  );
   // Counted, not added to phaseIds: a phase whose members all moved on to their next step is
   // neither checked nor nudged (follow-up-phases.ts).
   for (const step of succeeded) countByPhase(scope.followUps.succeededByPhase, step.phaseExecutionId);
