@@ -49,9 +49,11 @@ interface CountsRow {
  * Member counts of a batch and of each of its phases in ONE aggregate statement: the database
  * groups the steps by phase and member, and only the counts travel, never the steps. A member's
  * outcome in a phase is its worst step there (3 failed or timed out polling, 2 cancelled, 1 not
- * terminal yet, 0 succeeded, -1 skipped): one max() per step instead of three boolean aggregates. The steps
- * are read in (phase, member) order from step_executions_batch_outcome_idx, their status from the
- * rows: no index holds the status, so a step's dispatch changes no index (migration 0022).
+ * terminal yet, 0 succeeded, -1 skipped): one max() per step instead of three boolean aggregates. The
+ * batch's steps are found through `step_executions_batch_id_idx` and grouped by hash, their status
+ * read from the rows: no index holds the status, so a step's dispatch changes no index (migration
+ * 0022), and no index is kept for this read alone (migration 0024: 27 ms for a batch of
+ * 10,000 members × 5 steps, with or without the one it had).
  */
 export async function countBatchMembers(db: Db, batchId: number): Promise<BatchCounts> {
   const result = await sql<CountsRow>`

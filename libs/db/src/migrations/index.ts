@@ -22,6 +22,7 @@ import { alertsMigration } from "./0020_alerts.ts";
 import { notificationEmailsMigration } from "./0021_notification_emails.ts";
 import { hotStepStatusMigration } from "./0022_hot_step_status.ts";
 import { hotIdempotencyCompletionMigration } from "./0023_hot_idempotency_completion.ts";
+import { dropBatchOutcomeIndexMigration } from "./0024_drop_batch_outcome_index.ts";
 
 /** Applied in key order by migrate.ts; names sort lexically, hence the zero-padded prefix. */
 export const migrations: Record<string, Migration> = {
@@ -48,4 +49,5 @@ export const migrations: Record<string, Migration> = {
   "0021_notification_emails": notificationEmailsMigration,
   "0022_hot_step_status": hotStepStatusMigration,
   "0023_hot_idempotency_completion": hotIdempotencyCompletionMigration,
+  "0024_drop_batch_outcome_index": dropBatchOutcomeIndexMigration,
 };
