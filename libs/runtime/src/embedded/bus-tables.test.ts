@@ -15,13 +15,23 @@ async function connect(): Promise<pg.Client> {
   return client;
 }
 
+/** [our due-order index on pg-boss's job table, our dedupe keys' expiry index, the retired fetch-order index]. */
 async function indexesPresent(client: pg.Client): Promise<boolean[]> {
-  const { rows } = await client.query<{ fetchOrder: boolean; expiry: boolean }>(
-    `SELECT to_regclass($1) IS NOT NULL AS "fetchOrder", to_regclass($2) IS NOT NULL AS expiry`,
-    [`${bossSchema}.matoolkit_job_fetch_order`, `${busSchema}.dedupe_keys_expires_at`],
+  const { rows } = await client.query<{ dueOrder: boolean; expiry: boolean; retired: boolean }>(
+    `SELECT to_regclass($1) IS NOT NULL AS "dueOrder", to_regclass($2) IS NOT NULL AS expiry,
+            to_regclass($3) IS NOT NULL AS retired`,
+    [
+      `${bossSchema}.matoolkit_job_due_order`,
+      `${busSchema}.dedupe_keys_expires_at`,
+      `${bossSchema}.matoolkit_job_fetch_order`,
+    ],
   );
-  return [rows[0]!.fetchOrder, rows[0]!.expiry];
+  return [rows[0]!.dueOrder, rows[0]!.expiry, rows[0]!.retired];
 }
+
+/** The index on pg-boss's job table that versions before issue 29's due-order fetch created. */
+const createRetiredIndex = `CREATE INDEX matoolkit_job_fetch_order ON ${bossSchema}.job
+  (name, priority DESC, created_on, id) WHERE state < 'active'`;
 
 describe("installBusTables", () => {
   it("starts beside a publish in flight without waiting for it: what exists takes no lock", async () => {
@@ -47,22 +57,24 @@ describe("installBusTables", () => {
     }
   });
 
-  it("creates what is missing, each in a transaction of its own, and leaves the rest as it was", async () => {
+  it("creates what is missing and drops what an earlier version left, each in a transaction of its own", async () => {
     const client = await connect();
     try {
-      await client.query(`DROP INDEX ${bossSchema}.matoolkit_job_fetch_order`);
+      await client.query(`DROP INDEX ${bossSchema}.matoolkit_job_due_order`);
       await client.query(`DROP INDEX ${busSchema}.dedupe_keys_expires_at`);
-      expect(await indexesPresent(client)).toEqual([false, false]);
+      await client.query(createRetiredIndex);
+      expect(await indexesPresent(client)).toEqual([false, false, true]);
 
       await installBusTables(client);
 
-      expect(await indexesPresent(client)).toEqual([true, true]);
-      // The index is pg-boss's fetch order, partial on the jobs not yet handed out.
+      expect(await indexesPresent(client)).toEqual([true, true, false]);
+      // The index is the fetches' due order, whole (ties of one publish included), partial on the
+      // jobs not yet handed out.
       const { rows } = await client.query<{ definition: string }>(
         `SELECT pg_get_indexdef(to_regclass($1)) AS definition`,
-        [`${bossSchema}.matoolkit_job_fetch_order`],
+        [`${bossSchema}.matoolkit_job_due_order`],
       );
-      expect(rows[0]!.definition).toContain("(name, priority DESC, created_on, id)");
+      expect(rows[0]!.definition).toContain("(name, start_after, created_on, id)");
       expect(rows[0]!.definition).toContain("WHERE (state < 'active'::pgboss.job_state)");
       // Nothing left open on the connection.
       const { rows: state } = await client.query<{ inTransaction: boolean }>(
@@ -74,14 +86,37 @@ describe("installBusTables", () => {
     }
   });
 
+  it("leaves the retired index while the job table is busy, and drops it at a quieter start", async () => {
+    // Dropping an index of pg-boss's partitioned job table locks it whole: while a publish holds
+    // it, the drop waits its lock timeout (1 s) and gives up, rather than stall every publish and
+    // fetch queued behind it, or fail the start.
+    const running = await connect();
+    const starting = await connect();
+    try {
+      await starting.query(createRetiredIndex);
+      await running.query("BEGIN");
+      await running.query(`LOCK TABLE ${bossSchema}.job IN ROW EXCLUSIVE MODE`);
+
+      await expect(installBusTables(starting)).resolves.toBeUndefined();
+      expect(await indexesPresent(starting)).toEqual([true, true, true]);
+
+      await running.query("COMMIT");
+      await installBusTables(starting);
+      expect(await indexesPresent(starting)).toEqual([true, true, false]);
+    } finally {
+      await running.query("ROLLBACK").catch(() => undefined);
+      await Promise.all([running.end(), starting.end()]);
+    }
+  });
+
   it("installs into an empty database, and a second run changes nothing", async () => {
     const empty = await createTestDatabase();
     const client = new pg.Client({ connectionString: empty.url });
     await client.connect();
     try {
-      // pg-boss's schema stays (installBusSchema starts pg-boss first): the fetch-order index is
+      // pg-boss's schema stays (installBusSchema starts pg-boss first): the due-order index is
       // on its table; ours goes, with everything in it.
-      await client.query(`DROP INDEX ${bossSchema}.matoolkit_job_fetch_order`);
+      await client.query(`DROP INDEX ${bossSchema}.matoolkit_job_due_order`);
       await client.query(`DROP SCHEMA ${busSchema} CASCADE`);
       expect(
         (await client.query(`SELECT to_regnamespace($1) IS NULL AS gone`, [busSchema])).rows[0].gone,
@@ -92,7 +127,7 @@ describe("installBusTables", () => {
         [busSchema],
       );
       expect(tables.rows.map((row) => row.name)).toEqual(["dedupe_keys", "subscriptions"]);
-      expect(await indexesPresent(client)).toEqual([true, true]);
+      expect(await indexesPresent(client)).toEqual([true, true, false]);
       await expect(installBusTables(client)).resolves.toBeUndefined();
     } finally {
       await client.end();

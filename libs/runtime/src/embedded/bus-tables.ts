@@ -4,7 +4,7 @@ import type pg from "pg";
 export const bossSchema = "pgboss";
 /**
  * Our bus bookkeeping, beside pg-boss rather than inside its schema so its migrations never meet
- * ours (one index of ours sits on its job table: see `matoolkit_job_fetch_order`).
+ * ours (one index of ours sits on its job table: see `matoolkit_job_due_order`).
  */
 export const busSchema = "matoolkit_bus";
 
@@ -22,7 +22,8 @@ interface BusObject {
  * - `subscriptions`: durable subscriptions (topic, name, equality filter → pg-boss queue), so a
  *   process that never subscribed can still fan a message out to every matching subscription.
  * - `dedupe_keys`: one row per (topic, message id) while the duplicate-detection window is open;
- * - an index on pg-boss's job table in its fetch order (installed after pg-boss's own schema).
+ * - an index on pg-boss's job table in the order our fetches hand jobs out (installed after
+ *   pg-boss's own schema).
  * In the order they depend on each other.
  */
 const objects: readonly BusObject[] = [
@@ -56,22 +57,47 @@ const objects: readonly BusObject[] = [
     create: `CREATE INDEX IF NOT EXISTS dedupe_keys_expires_at ON ${busSchema}.dedupe_keys (expires_at)`,
   },
   {
-    // pg-boss fetches `ORDER BY priority DESC, created_on, id LIMIT n` from its index on
-    // (name, start_after) (plans.js `fetchNextJob`, `job_i5`): every fetch reads and sorts the whole
-    // queue, O(queued jobs). A 10,000-member phase queues 10,000 jobs at once, and that sort was the
-    // most frequent statement on PostgreSQL's CPU (issue 29). In the fetch's order, the first
-    // eligible rows are read and the scan stops: 11 ms → 0.07 ms per fetch at 20,000 queued jobs
-    // (EXPLAIN ANALYZE). On the partitioned parent, so every queue's partition gets it, also those
-    // pg-boss creates later. Ours, named apart from pg-boss's indexes, beside its schema.
+    // Every fetch and take of a subscription queue hands its jobs out in due order (take-jobs.ts):
+    // this index is that order, whole, so a fetch reads the first due jobs and stops at its limit,
+    // ties of one publish included (they share `start_after` and `created_on`; the ids are in
+    // publish order, ordered-job-id.ts). pg-boss's own fetch index on (name, start_after) INCLUDE
+    // (…) is dropped from subscription queues (queue-fetch-index.ts): with it, a publish of 3,000
+    // jobs at once was read and sorted whole by each fetch. On the partitioned parent, so every
+    // queue's partition gets it, also those pg-boss creates later. Ours, named apart from
+    // pg-boss's indexes, beside its schema.
     kind: "relation",
-    name: `${bossSchema}.matoolkit_job_fetch_order`,
-    create: `CREATE INDEX IF NOT EXISTS matoolkit_job_fetch_order ON ${bossSchema}.job (name, priority DESC, created_on, id)
+    name: `${bossSchema}.matoolkit_job_due_order`,
+    create: `CREATE INDEX IF NOT EXISTS matoolkit_job_due_order ON ${bossSchema}.job (name, start_after, created_on, id)
      WHERE state < 'active'`,
   },
 ];
 
 /**
- * Creates what is missing of {@link objects}; runs at every start of every process.
+ * What earlier versions created and this one drops: `matoolkit_job_fetch_order`, on pg-boss's job
+ * table in pg-boss's fetch order (priority DESC, created_on, id). Our fetches now go in due order
+ * through `matoolkit_job_due_order` (issue 29: one index entry fewer per message).
+ */
+const retired: ReadonlyArray<Omit<BusObject, "create"> & { readonly drop: string }> = [
+  {
+    kind: "relation",
+    name: `${bossSchema}.matoolkit_job_fetch_order`,
+    drop: `DROP INDEX IF EXISTS ${bossSchema}.matoolkit_job_fetch_order`,
+  },
+];
+
+/**
+ * How long a drop of a retired object waits for the running system's locks (a `DROP INDEX` on
+ * pg-boss's partitioned job table locks it whole, and every publish and fetch queues behind it
+ * while it waits): if it cannot have them by then, it gives up, to be tried at the next start.
+ */
+export const retireLockTimeout = "1s";
+
+/** PostgreSQL's SQLSTATE for a lock not granted within `lock_timeout`. */
+export const lockNotAvailable = "55P03";
+
+/**
+ * Creates what is missing of {@link objects}, and drops what is left of {@link retired}; runs at
+ * every start of every process.
  *
  * Only what is missing, each in a transaction of its own: `CREATE … IF NOT EXISTS` takes its
  * lock before it looks (a `CREATE INDEX` a share lock on the table), so at every start it queued
@@ -84,20 +110,36 @@ const objects: readonly BusObject[] = [
  */
 export async function installBusTables(client: pg.ClientBase): Promise<void> {
   for (const object of await missingObjects(client, objects)) {
-    await client.query("BEGIN");
-    try {
-      await client.query("SELECT pg_advisory_xact_lock(hashtext('matoolkit_bus.install'))");
-      await client.query(object.create);
-      await client.query("COMMIT");
-    } catch (error) {
-      await client.query("ROLLBACK");
-      throw error;
-    }
+    await runAlone(client, object.create);
+  }
+  const left = new Set(await missingObjects(client, retired));
+  for (const object of retired.filter((object) => !left.has(object))) {
+    await runAlone(client, object.drop, retireLockTimeout).catch((error: unknown) => {
+      // Busy: the index stays (it costs writes, not correctness) until a quieter start.
+      if ((error as { code?: string }).code !== lockNotAvailable) throw error;
+    });
+  }
+}
+
+/** One statement in a transaction of its own, under the install's advisory lock. */
+async function runAlone(client: pg.ClientBase, statement: string, lockTimeout?: string): Promise<void> {
+  await client.query("BEGIN");
+  try {
+    await client.query("SELECT pg_advisory_xact_lock(hashtext('matoolkit_bus.install'))");
+    if (lockTimeout !== undefined) await client.query(`SET LOCAL lock_timeout = '${lockTimeout}'`);
+    await client.query(statement);
+    await client.query("COMMIT");
+  } catch (error) {
+    await client.query("ROLLBACK");
+    throw error;
   }
 }
 
 /** The objects the catalog does not know, in their order. */
-async function missingObjects(client: pg.ClientBase, wanted: readonly BusObject[]): Promise<BusObject[]> {
+async function missingObjects<T extends Omit<BusObject, "create">>(
+  client: pg.ClientBase,
+  wanted: readonly T[],
+): Promise<T[]> {
   const { rows } = await client.query<{ missing: boolean[] }>(
     `SELECT array_agg(CASE kind WHEN 'schema' THEN to_regnamespace(name) IS NULL ELSE to_regclass(name) IS NULL END
                       ORDER BY position) AS missing

@@ -32,8 +32,9 @@ export interface QueueConsumerOptions {
   readonly fetches?: boolean;
   /**
    * Fetches up to `limit` jobs in place of pg-boss's fetch, or undefined for pg-boss's (a
-   * consumer that leaves some messages to a transactional one: fetchJobsLeavingOut). Asked at
-   * every fetch: the transactional consumer may start after this one.
+   * subscription queue's consumer: fetchJobs, in the order of our index, leaving some messages
+   * to a transactional consumer). Asked at every fetch: the transactional consumer may start
+   * after this one.
    */
   readonly fetchInstead?: (limit: number) => Promise<QueueJob[]> | undefined;
 }

@@ -11,7 +11,8 @@ import { messageEnvelopeSchema, topicSchema } from "./message-envelope.ts";
 import type { FailureOutput } from "./message-envelope.ts";
 import { startQueueConsumer } from "./queue-consumer.ts";
 import { setQueueFillFactor } from "./queue-fill-factor.ts";
-import { fetchJobsLeavingOut } from "./take-jobs.ts";
+import { fetchJobs } from "./take-jobs.ts";
+import { dropPgBossFetchIndex } from "./queue-fetch-index.ts";
 import type { DeliveryTicket, DeliveryTickets } from "./settle-deliveries.ts";
 import type { QueueConsumer, QueueJob } from "./queue-consumer.ts";
 import { assertSubscriptionName, deadLetterQueue, subscriptionQueue } from "./queue-names.ts";
@@ -71,6 +72,7 @@ export async function declareSubscription(
   // createQueue keeps an existing queue as it was; align it with this process's settings.
   await boss.updateQueue(queue, queueOptions);
   await setQueueFillFactor(input.db, queue);
+  await dropPgBossFetchIndex(input.db, queue);
   await sql`
     INSERT INTO ${sql.table(`${busSchema}.subscriptions`)} AS s (topic, name, filter, queue)
     VALUES (${topic}, ${name}, ${JSON.stringify(filter)}::jsonb, ${queue})
@@ -95,10 +97,8 @@ export async function registerSubscription(
     lockSeconds: tuning.lockSeconds,
     logger: input.logger,
     ...(input.fetches === undefined ? {} : { fetches: input.fetches }),
-    fetchInstead: (limit) => {
-      const leftOut = input.leftOut?.(queue);
-      return leftOut === undefined ? undefined : fetchJobsLeavingOut(input.db, queue, limit, leftOut);
-    },
+    // Ours, not pg-boss's fetch: in the order of our index on its table (take-jobs.ts).
+    fetchInstead: (limit) => fetchJobs(input.db, queue, limit, input.leftOut?.(queue)),
     handle: async (job) => {
       const delivery = toDelivery(job);
       const ticket: DeliveryTicket = { queue, jobId: job.id, state: "open" };

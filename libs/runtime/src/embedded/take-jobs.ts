@@ -1,4 +1,4 @@
-import { sql } from "kysely";
+import { sql, type RawBuilder } from "kysely";
 import type { AnyKysely } from "../any-kysely.ts";
 import { bossSchema } from "./bus-tables.ts";
 import type { TakeOnly } from "../ports/index.ts";
@@ -14,13 +14,12 @@ interface TakenRow {
  * Removes up to `limit` due jobs of `queue` and returns them, in the caller's transaction
  * (MessageBus.consumeInTransaction): the rows are gone at its commit and untouched after a
  * rollback, and until then `FOR UPDATE SKIP LOCKED` keeps other consumers off them, as pg-boss's
- * own fetch does (`fetchNextJob`, node_modules/pg-boss/src/plans.js: same selection, same order,
- * served by `matoolkit_job_fetch_order`). Where pg-boss's fetch rewrites each job to `active`
- * (a non-HOT update: its partial indexes test `state`) and the consumer deletes it once handled,
- * this is one delete (issue 29).
+ * own fetch does (`fetchNextJob`, node_modules/pg-boss/src/plans.js: the same selection, in
+ * `dueOrder`). Where a fetch rewrites each job to `active` (a non-HOT update: pg-boss's partial
+ * indexes test `state`) and the consumer deletes it once handled, this is one delete (issue 29).
  *
- * With `only` (TransactionalSubscription.only), only the messages it names, in the order they
- * fell due (`dueOrder`); the queue's other messages stay for its fetching consumer.
+ * With `only` (TransactionalSubscription.only), only the messages it names; the queue's other
+ * messages stay for its fetching consumer.
  *
  * With `commitAsynchronously`, the caller's transaction commits without waiting for the disk
  * (TransactionalSubscription.commitAsynchronously).
@@ -32,17 +31,26 @@ export async function takeJobs(
   trx: AnyKysely,
   queue: string,
   limit: number,
-  { only, commitAsynchronously = false }: TakeOptions = {},
+  options: TakeOptions = {},
 ): Promise<QueueJob[]> {
+  const { rows } = await takeJobsStatement(queue, limit, options).execute(trx);
+  return rows.map(queueJobOf);
+}
+
+/** The statement of {@link takeJobs} (tests read its plan). */
+export function takeJobsStatement(
+  queue: string,
+  limit: number,
+  { only, commitAsynchronously = false }: TakeOptions = {},
+): RawBuilder<TakenRow> {
   const job = sql.table(`${bossSchema}.job`);
-  const order = only === undefined ? publishOrder : dueOrder;
   // set_config(…, true) is SET LOCAL: for the caller's transaction only, read at its commit. In
   // the select list, so it runs in this statement (a CTE nothing reads would not run); per row,
   // and not at all when nothing is taken, when the commit has nothing to flush.
   const commitSetting = commitAsynchronously
     ? sql`, set_config('synchronous_commit', 'off', true) AS synchronous_commit`
     : sql``;
-  const { rows } = await sql<TakenRow>`
+  return sql<TakenRow>`
     WITH chosen AS MATERIALIZED (
       -- Chosen once, in a CTE: as \`id IN (subquery)\` PostgreSQL may run the subquery again for
       -- each row, and each run skips the rows the statement itself just deleted and locks more,
@@ -50,7 +58,7 @@ export async function takeJobs(
       SELECT id FROM ${job}
       WHERE name = ${queue} AND state < 'active' AND start_after < now()
       ${only === undefined ? sql`` : sql`AND data -> 'properties' ->> ${only.property} = ANY(${[...only.values]}::text[])`}
-      ORDER BY ${order}
+      ORDER BY ${dueOrder}
       LIMIT ${limit}
       FOR UPDATE SKIP LOCKED
     ), taken AS (
@@ -59,9 +67,8 @@ export async function takeJobs(
       RETURNING j.id, j.data, j.priority, j.start_after, j.created_on,
         CASE WHEN j.started_on IS NOT NULL THEN j.retry_count + 1 ELSE j.retry_count END AS retry_count
     )
-    SELECT id, data, retry_count${commitSetting} FROM taken ORDER BY ${order}
-  `.execute(trx);
-  return rows.map(queueJobOf);
+    SELECT id, data, retry_count${commitSetting} FROM taken ORDER BY ${dueOrder}
+  `;
 }
 
 export interface TakeOptions {
@@ -72,26 +79,35 @@ export interface TakeOptions {
 }
 
 /**
- * pg-boss's fetch (`fetchNextJob`: the same selection, order, `active` marking and retry count)
- * of the jobs `leftOut` does NOT name: the fetching consumer of a subscription whose messages of
- * one kind a transactional consumer takes (TransactionalSubscription.only) leaves those to it,
- * or it would take most of them first (seen here: of 2,000 retry checks due during a batch, the
- * batches took 418). A message without the property is fetched. Our subscription queues use
- * pg-boss's standard policy, so its singleton grouping has nothing to do here.
+ * The fetch of a subscription queue's consumer: pg-boss's (`fetchNextJob`: the same selection,
+ * `active` marking and retry count), in `dueOrder`.
+ *
+ * With `leftOut`, the jobs it names are NOT fetched: the fetching consumer of a subscription
+ * whose messages of one kind a transactional consumer takes (TransactionalSubscription.only)
+ * leaves those to it, or it would take most of them first (seen here: of 2,000 retry checks due
+ * during a batch, the batches took 418). A message without the property is fetched. Our
+ * subscription queues use pg-boss's standard policy, so its singleton grouping has nothing to do
+ * here.
  */
-export async function fetchJobsLeavingOut(
+export async function fetchJobs(
   db: AnyKysely,
   queue: string,
   limit: number,
-  leftOut: TakeOnly,
+  leftOut?: TakeOnly,
 ): Promise<QueueJob[]> {
+  const { rows } = await fetchJobsStatement(queue, limit, leftOut).execute(db);
+  return rows.map(queueJobOf);
+}
+
+/** The statement of {@link fetchJobs} (tests read its plan). */
+export function fetchJobsStatement(queue: string, limit: number, leftOut?: TakeOnly): RawBuilder<TakenRow> {
   const job = sql.table(`${bossSchema}.job`);
-  const { rows } = await sql<TakenRow>`
+  return sql<TakenRow>`
     WITH chosen AS MATERIALIZED (
       SELECT id FROM ${job}
       WHERE name = ${queue} AND state < 'active' AND start_after < now()
-        AND NOT coalesce(data -> 'properties' ->> ${leftOut.property} = ANY(${[...leftOut.values]}::text[]), false)
-      ORDER BY ${publishOrder}
+      ${leftOut === undefined ? sql`` : sql`AND NOT coalesce(data -> 'properties' ->> ${leftOut.property} = ANY(${[...leftOut.values]}::text[]), false)`}
+      ORDER BY ${dueOrder}
       LIMIT ${limit}
       FOR UPDATE SKIP LOCKED
     ), fetched AS (
@@ -101,11 +117,10 @@ export async function fetchJobsLeavingOut(
         retry_count = CASE WHEN j.started_on IS NOT NULL THEN j.retry_count + 1 ELSE j.retry_count END
       FROM chosen
       WHERE j.name = ${queue} AND j.id = chosen.id
-      RETURNING j.id, j.data, j.retry_count, j.priority, j.created_on
+      RETURNING j.id, j.data, j.retry_count, j.start_after, j.created_on
     )
-    SELECT id, data, retry_count FROM fetched ORDER BY ${publishOrder}
-  `.execute(db);
-  return rows.map(queueJobOf);
+    SELECT id, data, retry_count FROM fetched ORDER BY ${dueOrder}
+  `;
 }
 
 /**
@@ -137,15 +152,18 @@ export async function startJobsAgain(
   });
 }
 
-/** pg-boss's fetch order (`fetchNextJob`), served by `matoolkit_job_fetch_order`. */
-const publishOrder = sql`priority DESC, created_on, id`;
 /**
- * The order of a filtered take (`only`): as the messages fell due. The kind a filtered take is
- * for (retry and poll checks) is published with a delay and is mostly not yet due. In publish
- * order every take would walk past all of those (a 60 s poll interval over 10,000 polling steps
- * keeps ~10,000 of them queued); in due order pg-boss's own index on (name, start_after)
- * (`job_i5`, node_modules/pg-boss/src/plans.js) reads the due ones only and stops at the limit.
- * Priority is left out: the bus publishes every message at priority 0 (publish-message.ts).
+ * The order every fetch and take hands jobs out in: as they fell due, the key order of
+ * `matoolkit_job_due_order` (bus-tables.ts), so a fetch reads the first due jobs and stops at its
+ * limit, and jobs not yet due are never read (a 60 s poll interval over 10,000 polling steps keeps
+ * ~10,000 poll checks queued).
+ *
+ * pg-boss's own fetch goes by (priority DESC, created_on, id). The bus publishes every message at
+ * priority 0, and a message not delayed falls due as it is published (its `start_after` and
+ * `created_on` are both the publishing transaction's `now()`, publish-message.ts), so for those the
+ * two orders are the same, ties of one publish in publish order by their ids (ordered-job-id.ts).
+ * A delayed message comes as if published when it fell due: after what was published before then
+ * rather than ahead of it.
  */
 const dueOrder = sql`start_after, created_on, id`;
 
