@@ -92,8 +92,16 @@ const retired: ReadonlyArray<Omit<BusObject, "create"> & { readonly drop: string
  */
 export const retireLockTimeout = "1s";
 
-/** PostgreSQL's SQLSTATE for a lock not granted within `lock_timeout`. */
-export const lockNotAvailable = "55P03";
+/**
+ * Runs `drop` (which sets `lock_timeout` to {@link retireLockTimeout} in its transaction) and
+ * ignores its lock timing out (PostgreSQL's SQLSTATE 55P03): what it would drop stays, costing
+ * writes, not correctness, until a later start tries again. Any other error is thrown.
+ */
+export async function dropUnlessBusy(drop: () => Promise<void>): Promise<void> {
+  await drop().catch((error: unknown) => {
+    if ((error as { code?: string }).code !== "55P03") throw error;
+  });
+}
 
 /**
  * Creates what is missing of {@link objects}, and drops what is left of {@link retired}; runs at
@@ -114,10 +122,7 @@ export async function installBusTables(client: pg.ClientBase): Promise<void> {
   }
   const left = new Set(await missingObjects(client, retired));
   for (const object of retired.filter((object) => !left.has(object))) {
-    await runAlone(client, object.drop, retireLockTimeout).catch((error: unknown) => {
-      // Busy: the index stays (it costs writes, not correctness) until a quieter start.
-      if ((error as { code?: string }).code !== lockNotAvailable) throw error;
-    });
+    await dropUnlessBusy(() => runAlone(client, object.drop, retireLockTimeout));
   }
 }
 

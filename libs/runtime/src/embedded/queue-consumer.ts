@@ -31,12 +31,11 @@ export interface QueueConsumerOptions {
    */
   readonly fetches?: boolean;
   /**
-   * Fetches up to `limit` jobs in place of pg-boss's fetch, or undefined for pg-boss's (a
-   * subscription queue's consumer: fetchJobs, in the order of our index, leaving some messages
-   * to a transactional consumer). Asked at every fetch: the transactional consumer may start
-   * after this one.
+   * Fetches up to `limit` jobs in place of pg-boss's fetch (a subscription queue's consumer:
+   * fetchJobs, in the order of our index on pg-boss's table, leaving some messages to a
+   * transactional consumer). Absent: pg-boss's own fetch (the timers' queues).
    */
-  readonly fetchInstead?: (limit: number) => Promise<QueueJob[]> | undefined;
+  readonly fetchInstead?: (limit: number) => Promise<QueueJob[]>;
 }
 
 /** What the bus holds of any consumer of a queue: woken by the queue's NOTIFYs, stopped with it. */
@@ -90,7 +89,7 @@ const maxCompletionGroup = 500;
  * - we renew the lock (started_on) while a handler runs, Service Bus style, so a short lock
  *   recovers a crashed consumer quickly without expiring a long, healthy handler;
  * - fetching is economical (most fetches used to come back empty): see `shouldFetch`.
- * Fetching uses pg-boss's `FOR UPDATE SKIP LOCKED`, so consumers in many processes compete.
+ * Fetching uses `FOR UPDATE SKIP LOCKED` (ours and pg-boss's), so consumers in many processes compete.
  */
 export function startQueueConsumer(options: QueueConsumerOptions): QueueConsumer {
   const { boss, queue, logger, concurrency } = options;
@@ -229,8 +228,9 @@ export function startQueueConsumer(options: QueueConsumerOptions): QueueConsumer
       lastFetchAt = now;
       try {
         const jobs: readonly QueueJob[] =
-          (await options.fetchInstead?.(free)) ??
-          (await boss.fetch<unknown>(queue, { batchSize: free, includeMetadata: true }));
+          options.fetchInstead === undefined
+            ? await boss.fetch<unknown>(queue, { batchSize: free, includeMetadata: true })
+            : await options.fetchInstead(free);
         backlog = jobs.length >= free;
         failedFetches = 0;
         for (const job of jobs) track(job);

@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import type { AnyKysely } from "../any-kysely.ts";
-import { bossSchema, lockNotAvailable, retireLockTimeout } from "./bus-tables.ts";
+import { bossSchema, dropUnlessBusy, retireLockTimeout } from "./bus-tables.ts";
 
 /**
  * Drops pg-boss's fetch index from a subscription queue's table, where nothing reads it.
@@ -29,13 +29,10 @@ export async function dropPgBossFetchIndex(db: AnyKysely, queue: string): Promis
   if (partition === undefined) throw new Error(`pg-boss has no table for queue ${queue}`);
   if (partition.index === null) return;
   const index = sql.table(`${bossSchema}.${partition.index}`);
-  await db
-    .transaction()
-    .execute(async (trx) => {
+  await dropUnlessBusy(() =>
+    db.transaction().execute(async (trx) => {
       await sql`SET LOCAL lock_timeout = ${sql.lit(retireLockTimeout)}`.execute(trx);
       await sql`DROP INDEX IF EXISTS ${index}`.execute(trx);
-    })
-    .catch((error: unknown) => {
-      if ((error as { code?: string }).code !== lockNotAvailable) throw error;
-    });
+    }),
+  );
 }

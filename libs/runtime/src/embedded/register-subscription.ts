@@ -97,7 +97,8 @@ export async function registerSubscription(
     lockSeconds: tuning.lockSeconds,
     logger: input.logger,
     ...(input.fetches === undefined ? {} : { fetches: input.fetches }),
-    // Ours, not pg-boss's fetch: in the order of our index on its table (take-jobs.ts).
+    // Ours, not pg-boss's fetch: in the order of our index on its table (take-jobs.ts). The
+    // transactional consumer's kind is asked at every fetch: it may start after this one.
     fetchInstead: (limit) => fetchJobs(input.db, queue, limit, input.leftOut?.(queue)),
     handle: async (job) => {
       const delivery = toDelivery(job);
